@@ -1,0 +1,149 @@
+import UsherProtocol
+
+/// The tokens of one session, as a provider issued them.
+package struct TokenSet: Sendable, Hashable {
+    package var accessToken: String
+    package var issuedAt: Timestamp
+    package var expiresAt: Timestamp
+    /// Absent for providers that issue no refresh token: the session then ends when the access token expires.
+    package var refreshToken: String?
+    /// Absent when the provider does not say (the session has no local expiry).
+    package var refreshExpiresAt: Timestamp?
+
+    package init(
+        accessToken: String,
+        issuedAt: Timestamp,
+        expiresAt: Timestamp,
+        refreshToken: String?,
+        refreshExpiresAt: Timestamp?
+    ) {
+        self.accessToken = accessToken
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.refreshToken = refreshToken
+        self.refreshExpiresAt = refreshExpiresAt
+    }
+
+    /// The access token's lifetime in milliseconds (`expires_at − issued_at`).
+    package var lifetimeMilliseconds: Int64 {
+        self.expiresAt.millisecondsSinceEpoch - self.issuedAt.millisecondsSinceEpoch
+    }
+}
+
+/// Who a provider says the user is, and the session it opened.
+package struct Authentication: Sendable {
+    /// Stable for one account at this provider; the user id is derived from (provider, subject).
+    package var subject: String
+    /// The credential type that authenticated (`email_password`, `anonymous`, `api_key`, ...).
+    package var kind: String
+    package var email: String?
+    package var name: String?
+    package var tokens: TokenSet
+    /// Opaque provider data kept with the session (for example an OIDC ID token for logout hints).
+    package var providerData: String?
+
+    package init(
+        subject: String,
+        kind: String,
+        email: String?,
+        name: String? = nil,
+        tokens: TokenSet,
+        providerData: String? = nil
+    ) {
+        self.subject = subject
+        self.kind = kind
+        self.email = email
+        self.name = name
+        self.tokens = tokens
+        self.providerData = providerData
+    }
+}
+
+/// The session a provider is asked to refresh or revoke.
+package struct ProviderSession: Sendable {
+    package var userID: String
+    package var subject: String
+    package var tokens: TokenSet
+    package var providerData: String?
+
+    package init(userID: String, subject: String, tokens: TokenSet, providerData: String?) {
+        self.userID = userID
+        self.subject = subject
+        self.tokens = tokens
+        self.providerData = providerData
+    }
+}
+
+/// The result of a refresh: new tokens, and provider data when it changed.
+package struct RefreshedSession: Sendable {
+    package var tokens: TokenSet
+    package var providerData: String?
+
+    package init(tokens: TokenSet, providerData: String?) {
+        self.tokens = tokens
+        self.providerData = providerData
+    }
+}
+
+/// Errors providers throw. The server maps them to wire errors in one place.
+package enum ProviderError: Error, Sendable, Equatable {
+    /// The credentials are wrong, expired or revoked. The message is safe to show (no secrets).
+    case invalidCredentials(String)
+    /// The provider does not accept this credential type (or it is turned off).
+    case unsupportedCredentials(String)
+    /// The request's parameters are malformed (missing field, wrong type, bad email).
+    case invalidParams(String)
+    /// Registration: the account exists.
+    case accountExists
+    /// Registration is turned off.
+    case registrationDisabled
+    /// A transient failure (network, timeout, 5xx, 429): retry later.
+    case unavailable(String)
+    /// The provider rejected the session for good (revoked, invalid grant, account disabled).
+    case sessionRevoked(String)
+}
+
+/// An identity provider: something that turns credentials into a session and keeps that session alive.
+///
+/// A provider type is one file that conforms to this protocol; the daemon builds providers from configuration
+/// sections `[providers.NAME]`.
+package protocol IdentityProvider: Sendable {
+    /// The configured name (`[providers.NAME]`).
+    var name: String { get }
+    /// The provider type (`local`, `oidc`).
+    var type: String { get }
+    /// The credential types `login` accepts, in the order `providers` lists them.
+    var credentialTypes: [String] { get }
+
+    /// Authenticates and opens a session.
+    ///
+    /// - Throws: `ProviderError`.
+    func authenticate(credentials: [String: JSONValue]) async throws -> Authentication
+
+    /// Exchanges the session's refresh token for new tokens.
+    ///
+    /// - Throws: `ProviderError.unavailable` for transient failures, `.sessionRevoked` for permanent ones.
+    func refresh(_ session: ProviderSession) async throws -> RefreshedSession
+
+    /// Revokes the session's tokens. Returns whether the provider confirmed it. Never throws: a provider that is
+    /// down must never keep a user logged in.
+    func revoke(_ session: ProviderSession) async -> Bool
+}
+
+/// Providers that keep accounts of their own (the local provider).
+package protocol AccountRegistering: IdentityProvider {
+    func register(email: String, password: String) async throws -> String
+}
+
+/// Providers whose users can create API keys to log in with.
+package protocol APIKeyManaging: IdentityProvider {
+    func createAPIKey(subject: String, name: String) async throws -> (key: String, createdAt: Timestamp)
+    func listAPIKeys(subject: String) async throws -> [APIKeyInfo]
+    /// Returns false when no key of that name exists.
+    func deleteAPIKey(subject: String, name: String) async throws -> Bool
+}
+
+/// Providers that sign tokens themselves and publish the public keys.
+package protocol KeyPublishing: IdentityProvider {
+    var publicKeys: [JWK] { get }
+}

@@ -1,0 +1,77 @@
+/// A stable, machine-readable error code. Codes are part of the protocol: they are never renamed, and the README
+/// lists every one.
+///
+/// This is an open set (a struct, not an enum) so that an older client can still decode a code that a newer daemon
+/// introduces.
+public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { self.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        self.rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.rawValue)
+    }
+
+    /// The line is not a JSON object, or the request envelope is malformed.
+    public static let invalidRequest = ErrorCode("invalid_request")
+    /// `method` names no method of this protocol version.
+    public static let unknownMethod = ErrorCode("unknown_method")
+    /// A parameter is missing, has the wrong type, or is out of range.
+    public static let invalidParams = ErrorCode("invalid_params")
+    /// The line exceeded `limits.max_line_bytes`; the connection is closed after this error.
+    public static let lineTooLong = ErrorCode("line_too_long")
+    /// No provider with that name is configured.
+    public static let providerNotFound = ErrorCode("provider_not_found")
+    /// The provider does not accept this credential type (or it is disabled).
+    public static let unsupportedCredentials = ErrorCode("unsupported_credentials")
+    /// The credentials were wrong, revoked or expired.
+    public static let invalidCredentials = ErrorCode("invalid_credentials")
+    /// Registration: an account with this email exists already.
+    public static let accountExists = ErrorCode("account_exists")
+    /// Registration is turned off for this provider.
+    public static let registrationDisabled = ErrorCode("registration_disabled")
+    /// No user with that id (or email) is on the device.
+    public static let userNotFound = ErrorCode("user_not_found")
+    /// The user is on the device but logged out.
+    public static let userLoggedOut = ErrorCode("user_logged_out")
+    /// The request needs an active user and there is none.
+    public static let noActiveUser = ErrorCode("no_active_user")
+    /// `if_generation` did not match the current generation.
+    public static let conflict = ErrorCode("conflict")
+    /// The peer is not allowed to call this method.
+    public static let permissionDenied = ErrorCode("permission_denied")
+    /// The named API key does not exist for this user.
+    public static let apiKeyNotFound = ErrorCode("api_key_not_found")
+    /// The provider could not be reached, or failed transiently; the request may succeed later.
+    public static let providerUnavailable = ErrorCode("provider_unavailable")
+    /// Something unexpected failed inside the daemon; details are in its log.
+    public static let `internal` = ErrorCode("internal")
+
+    /// Every code this version of the protocol defines.
+    public static let all: [ErrorCode] = [
+        .invalidRequest, .unknownMethod, .invalidParams, .lineTooLong, .providerNotFound, .unsupportedCredentials,
+        .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
+        .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .internal,
+    ]
+}
+
+/// The wire form of every error: `{"code": "<stable_code>", "message": "<for humans>"}`.
+public struct ResponseError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(self.message) (\(self.code.rawValue))" }
+}

@@ -1,0 +1,60 @@
+/// `login`: authenticates with a provider; the user is added if new, becomes logged in and becomes the active user.
+public struct LoginRequest: UsherRequest, CustomStringConvertible {
+    public static let method = Method.login
+    public var provider: String?
+    /// `{"type": "email_password", "email", "password"}`, `{"type": "anonymous"}`, `{"type": "api_key", "key"}`, or a
+    /// type another provider defines. Holds secrets: never logged.
+    public var credentials: [String: JSONValue]
+
+    public init(provider: String? = nil, credentials: [String: JSONValue]) {
+        self.provider = provider
+        self.credentials = credentials
+    }
+
+    public static func emailPassword(provider: String? = nil, email: String, password: String) -> LoginRequest {
+        LoginRequest(
+            provider: provider,
+            credentials: ["type": "email_password", "email": .string(email), "password": .string(password)]
+        )
+    }
+
+    public static func anonymous(provider: String? = nil) -> LoginRequest {
+        LoginRequest(provider: provider, credentials: ["type": "anonymous"])
+    }
+
+    public static func apiKey(provider: String? = nil, key: String) -> LoginRequest {
+        LoginRequest(provider: provider, credentials: ["type": "api_key", "key": .string(key)])
+    }
+
+    public init(params: Params) throws(ResponseError) {
+        self.provider = try params.optionalString("provider")
+        self.credentials = try params.requiredObject("credentials")
+        guard case .string = self.credentials["type"] else {
+            throw ResponseError(.invalidParams, "params.credentials.type is required and must be a string")
+        }
+    }
+
+    /// The credential type (`email_password`, `anonymous`, ...).
+    public var credentialType: String { self.credentials["type"]?.stringValue ?? "" }
+
+    public var params: Params {
+        var params = Params(["credentials": .object(self.credentials)])
+        params.set("provider", self.provider)
+        return params
+    }
+
+    /// Never shows the credentials, only their type.
+    public var description: String { "login(provider: \(self.provider ?? "default"), type: \(self.credentialType))" }
+
+    public typealias Result = UserResult
+}
+
+/// `{"generation", "user"}`: the answer of `login` and `switch_user`.
+public struct UserResult: Sendable, Hashable, Codable {
+    public var generation: Int64
+    public var user: UserInfo
+    public init(generation: Int64, user: UserInfo) {
+        self.generation = generation
+        self.user = user
+    }
+}
