@@ -1,0 +1,11 @@
+/// The registry's rule violations. The server maps them (and `ProviderError`) to wire errors in one place.
+package enum SessionError: Error, Sendable, Equatable {
+    case providerNotFound(String)
+    case userNotFound(String)
+    case userLoggedOut(String)
+    case noActiveUser
+    case conflict(expected: Int64, actual: Int64)
+    /// The provider has no such capability (API keys, registration) for this user.
+    case unsupported(String)
+    case apiKeyNotFound(String)
+}

@@ -1,0 +1,823 @@
+import Logging
+import UsherProtocol
+
+/// Tunables of the registry that come from configuration.
+package struct RegistryConfiguration: Sendable {
+    /// `[tokens] refresh_margin`: how long before expiry a token is refreshed (capped at half its lifetime).
+    package var refreshMarginMilliseconds: Int64
+    /// How long after start overdue refreshes are spread over, at most.
+    package var startupSpreadMilliseconds: Int64
+
+    package init(refreshMarginMilliseconds: Int64 = 300_000, startupSpreadMilliseconds: Int64 = 30_000) {
+        self.refreshMarginMilliseconds = refreshMarginMilliseconds
+        self.startupSpreadMilliseconds = startupSpreadMilliseconds
+    }
+}
+
+/// The authoritative multi-user session state: which users are on the device, their states, which one is active,
+/// their tokens, and when each token is refreshed.
+///
+/// Every change goes through one serialized section (`mutate`): it is computed from committed state, written to the
+/// store in one transaction, applied in memory, and only then announced to subscribers. Reads never wait for a
+/// change in progress; they see the last committed state.
+package actor SessionRegistry {
+    private var users: [String: User] = [:]
+    private var activeUserID: String?
+    private var generation: Int64 = 0
+    private var gate = FIFOGate()
+    private var tokenStatus: [String: TokenStatus] = [:]
+    private var refreshWaiters: [String: [CheckedContinuation<TokenSet, any Error>]] = [:]
+    private var refreshesSucceeded: Int64 = 0
+    private var refreshesFailed: Int64 = 0
+    private var providers: [String: any IdentityProvider]
+    private var providerOrder: [String]
+    private var defaultProviderName: String
+    private var configuration: RegistryConfiguration
+
+    private let store: any SessionStore
+    private let clock: any SessionClock
+    private let logger: Logger
+    package nonisolated let events: EventHub
+    package nonisolated let scheduler: RefreshScheduler
+
+    /// The in-memory refresh state of a logged-in user (not persisted: rebuilt from expiries at start).
+    private struct TokenStatus {
+        var refreshing = false
+        var failures = 0
+        var retryAt: Timestamp?
+        var lastError: ErrorCode?
+        var nextRefreshAt: Timestamp?
+    }
+
+    package init(
+        store: any SessionStore,
+        providers: [any IdentityProvider],
+        defaultProvider: String,
+        configuration: RegistryConfiguration = RegistryConfiguration(),
+        clock: any SessionClock = SystemClock(),
+        events: EventHub = EventHub(),
+        logger: Logger
+    ) {
+        self.store = store
+        self.providers = Dictionary(providers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.providerOrder = providers.map(\.name)
+        self.defaultProviderName = defaultProvider
+        self.configuration = configuration
+        self.clock = clock
+        self.events = events
+        self.scheduler = RefreshScheduler(clock: clock)
+        self.logger = logger
+    }
+
+    // MARK: - Start
+
+    /// Loads the durable state, logs out users whose refresh token expired while the daemon was down, and schedules
+    /// every other logged-in user's refresh (overdue ones spread over the next seconds).
+    package func load() async throws {
+        let persisted = try await self.store.loadSessions()
+        self.generation = persisted.generation
+        self.users = Dictionary(persisted.users.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        self.activeUserID = self.mostRecentlyActiveLoggedInUser()
+        let now = self.clock.now()
+        let expired = self.users.values.filter { user in
+            user.state == .loggedIn && (user.tokens?.refreshExpiresAt.map { $0 <= now } ?? false)
+        }
+        if !expired.isEmpty {
+            try await self.mutate { draft in
+                for user in expired { self.endSession(of: user, reason: .refreshTokenExpired, in: &draft) }
+            }
+        }
+        var overdue: [String] = []
+        for user in self.users.values where user.state == .loggedIn {
+            if let deadline = self.nextDeadline(for: user, now: now), deadline <= now {
+                overdue.append(user.id)
+            } else {
+                await self.scheduleTimer(for: user)
+            }
+        }
+        // Spread overdue refreshes so a restart with many users never becomes a refresh storm.
+        let spread = min(self.configuration.startupSpreadMilliseconds, Int64(overdue.count) * 20 + 1000)
+        for userID in overdue.shuffled() {
+            let deadline = now.adding(milliseconds: Int64.random(in: 0...spread))
+            self.tokenStatus[userID, default: TokenStatus()].nextRefreshAt = deadline
+            await self.scheduler.schedule(userID, at: deadline)
+        }
+        self.logger.info(
+            "loaded session state",
+            metadata: [
+                "generation": "\(self.generation)", "users": "\(self.users.count)",
+                "users.overdue": "\(overdue.count)", "users.expired": "\(expired.count)",
+            ]
+        )
+    }
+
+    // MARK: - Providers
+
+    package func providerInfos() -> [ProviderInfo] {
+        self.providerOrder.compactMap { name in
+            self.providers[name].map {
+                ProviderInfo(
+                    name: $0.name,
+                    type: $0.type,
+                    credentials: $0.credentialTypes,
+                    default: $0.name == self.defaultProviderName
+                )
+            }
+        }
+    }
+
+    /// Replaces the configured providers (configuration reload). Users of a provider that disappeared stay on the
+    /// device; their refreshes fail until it returns.
+    package func reconfigure(
+        providers: [any IdentityProvider],
+        defaultProvider: String,
+        configuration: RegistryConfiguration
+    ) {
+        self.providers = Dictionary(providers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.providerOrder = providers.map(\.name)
+        self.defaultProviderName = defaultProvider
+        self.configuration = configuration
+    }
+
+    private func provider(named name: String?) throws(SessionError) -> any IdentityProvider {
+        let name = name ?? self.defaultProviderName
+        guard let provider = self.providers[name] else { throw .providerNotFound(name) }
+        return provider
+    }
+
+    package func publicKeys() -> [JWK] {
+        self.providerOrder.compactMap { self.providers[$0] as? any KeyPublishing }.flatMap(\.publicKeys)
+    }
+
+    // MARK: - Reads
+
+    package var currentGeneration: Int64 { self.generation }
+
+    package func currentUser() -> CurrentUserRequest.Result {
+        CurrentUserRequest.Result(
+            generation: self.generation,
+            user: self.activeUserID.flatMap { self.users[$0] }.map(self.info)
+        )
+    }
+
+    package func listUsers() -> ListUsersRequest.Result {
+        let ordered = self.users.values.sorted { $0.addedGeneration < $1.addedGeneration }
+        return ListUsersRequest.Result(generation: self.generation, users: ordered.map(self.info))
+    }
+
+    package struct Snapshot: Sendable {
+        package var generation: Int64
+        package var loggedIn: Int
+        package var loggedOut: Int
+        package var activeUserID: String?
+        package var activeUserLabel: String?
+        package var refresh: StatusRequest.RefreshCounters
+    }
+
+    package func snapshot() async -> Snapshot {
+        let loggedIn = self.users.values.count { $0.state == .loggedIn }
+        let active = self.activeUserID.flatMap { self.users[$0] }
+        return Snapshot(
+            generation: self.generation,
+            loggedIn: loggedIn,
+            loggedOut: self.users.count - loggedIn,
+            activeUserID: self.activeUserID,
+            activeUserLabel: active.map { $0.email ?? $0.id },
+            refresh: StatusRequest.RefreshCounters(
+                scheduled: await self.scheduler.scheduledCount,
+                nextAt: await self.scheduler.earliestDeadline(),
+                succeeded: self.refreshesSucceeded,
+                failed: self.refreshesFailed
+            )
+        )
+    }
+
+    /// Subscribes to events. The answer's generation and the subscription are taken together, without a suspension
+    /// in between, so the subscriber receives exactly the changes after that generation.
+    package func subscribe(filter: Set<EventName>?) -> (generation: Int64, subscription: EventHub.Subscription) {
+        (self.generation, self.events.subscribe(filter: filter))
+    }
+
+    private func info(_ user: User) -> UserInfo {
+        let status = self.tokenStatus[user.id]
+        let tokenState: TokenState
+        if user.state == .loggedOut || user.tokens == nil {
+            tokenState = .none
+        } else if status?.refreshing == true {
+            tokenState = .refreshing
+        } else if status?.retryAt != nil {
+            tokenState = .retrying
+        } else {
+            tokenState = .fresh
+        }
+        let loggedIn = user.state == .loggedIn
+        return UserInfo(
+            id: user.id,
+            provider: user.provider,
+            kind: user.kind,
+            email: user.email,
+            name: user.name,
+            state: loggedIn ? .loggedIn : .loggedOut,
+            active: user.id == self.activeUserID,
+            createdAt: user.createdAt,
+            lastLoginAt: user.lastLoginAt,
+            lastActiveAt: user.lastActiveAt,
+            accessTokenExpiresAt: loggedIn ? user.tokens?.expiresAt : nil,
+            refreshTokenExpiresAt: loggedIn ? user.tokens?.refreshExpiresAt : nil,
+            tokenState: tokenState,
+            nextRefreshAt: loggedIn ? status?.nextRefreshAt : nil,
+            retryAt: loggedIn ? status?.retryAt : nil,
+            lastRefreshError: loggedIn ? status?.lastError : nil
+        )
+    }
+
+    // MARK: - Changes
+
+    /// What one change does, built from committed state and applied only after it is durable.
+    private struct Draft {
+        var saved: [String: User] = [:]
+        var deleted: Set<String> = []
+        var events: [Event.Payload] = []
+        /// Whether the set of users, a state or the active user changes (and with it the generation).
+        var changesGeneration = false
+        /// Set when a user becomes active through login or switch.
+        var newlyActive: String?
+        /// Sessions to revoke at their provider once the change is durable.
+        var revocations: [(provider: String, session: ProviderSession)] = []
+    }
+
+    /// Runs one change: `body` fills a draft from committed state; the draft is committed in one transaction, then
+    /// applied and announced. Changes run one at a time, in arrival order.
+    @discardableResult
+    private func mutate<T: Sendable>(_ body: (inout Draft) throws -> T) async throws -> (T, Draft) {
+        if !self.gate.tryEnter() {
+            await withCheckedContinuation { self.gate.enqueue($0) }
+        }
+        defer { self.gate.leave()?.resume() }
+
+        var draft = Draft()
+        let value = try body(&draft)
+        let newGeneration = draft.changesGeneration ? self.generation + 1 : nil
+        if let newGeneration, let newlyActive = draft.newlyActive {
+            draft.saved[newlyActive]?.activeGeneration = newGeneration
+        }
+        guard newGeneration != nil || !draft.saved.isEmpty || !draft.deleted.isEmpty else { return (value, draft) }
+
+        // Suspension: the gate keeps other changes out; reads still see the committed state until we apply below.
+        try await self.store.commit(
+            SessionChange(generation: newGeneration, saved: Array(draft.saved.values), deleted: Array(draft.deleted))
+        )
+
+        let previousActive = self.activeUserID
+        for id in draft.deleted {
+            self.users.removeValue(forKey: id)
+            self.tokenStatus.removeValue(forKey: id)
+        }
+        for (id, user) in draft.saved {
+            if self.users[id]?.tokens?.refreshToken != user.tokens?.refreshToken {
+                // A new session (login) starts with a clean refresh state; a refresh keeps the token's status.
+                let refreshing = self.tokenStatus[id]?.refreshing ?? false
+                self.tokenStatus[id] = TokenStatus(refreshing: refreshing)
+            }
+            self.users[id] = user
+        }
+        if let newGeneration { self.generation = newGeneration }
+        if let newlyActive = draft.newlyActive {
+            self.activeUserID = newlyActive
+        } else if let previousActive, self.users[previousActive]?.state != .loggedIn {
+            self.activeUserID = self.mostRecentlyActiveLoggedInUser()
+        }
+        var payloads = draft.events
+        if self.activeUserID != previousActive {
+            payloads.append(.activeUserChanged(previousUserID: previousActive, userID: self.activeUserID))
+        }
+        self.events.publish(payloads.map { Event(generation: self.generation, $0) })
+        for id in draft.deleted { await self.scheduler.cancel(id) }
+        for user in draft.saved.values {
+            if user.state == .loggedIn {
+                await self.scheduleTimer(for: user)
+            } else {
+                self.tokenStatus.removeValue(forKey: user.id)
+                await self.scheduler.cancel(user.id)
+            }
+        }
+        return (value, draft)
+    }
+
+    private func mostRecentlyActiveLoggedInUser() -> String? {
+        self.users.values.filter { $0.state == .loggedIn }.max { $0.activeGeneration < $1.activeGeneration }?.id
+    }
+
+    /// The user a request names, or the active user when it names none.
+    private func resolve(_ userID: String?) throws(SessionError) -> User {
+        guard let id = userID ?? self.activeUserID else { throw .noActiveUser }
+        guard let user = self.users[id] else { throw .userNotFound(id) }
+        return user
+    }
+
+    private func loggedIn(_ userID: String?) throws(SessionError) -> User {
+        let user = try self.resolve(userID)
+        guard user.state == .loggedIn, user.tokens != nil else { throw .userLoggedOut(user.id) }
+        return user
+    }
+
+    /// Ends a user's session inside a change: an anonymous user is removed, any other user kept logged out.
+    private func endSession(of user: User, reason: LogoutReason, in draft: inout Draft) {
+        if let session = user.session { draft.revocations.append((user.provider, session)) }
+        draft.changesGeneration = true
+        if user.isAnonymous {
+            draft.deleted.insert(user.id)
+            draft.events.append(.userRemoved(userID: user.id))
+        } else {
+            var loggedOut = user
+            loggedOut.state = .loggedOut
+            loggedOut.tokens = nil
+            loggedOut.providerData = nil
+            draft.saved[user.id] = loggedOut
+            draft.events.append(.userLoggedOut(userID: user.id, reason: reason))
+        }
+    }
+
+    /// Revokes sessions at their providers. Returns whether every revocation was confirmed.
+    private func revoke(_ revocations: [(provider: String, session: ProviderSession)]) async -> Bool {
+        var confirmed = true
+        for (providerName, session) in revocations {
+            guard let provider = self.providers[providerName] else {
+                confirmed = false
+                continue
+            }
+            let revoked = await provider.revoke(session)
+            if !revoked {
+                self.logger.warning(
+                    "provider did not confirm revocation",
+                    metadata: ["user.id": "\(session.userID)", "provider": "\(providerName)"]
+                )
+            }
+            confirmed = confirmed && revoked
+        }
+        return confirmed
+    }
+
+    // MARK: - Requests that change state
+
+    package func register(
+        provider name: String?,
+        email: String,
+        password: String
+    ) async throws
+        -> RegisterRequest.Result
+    {
+        let provider = try self.provider(named: name)
+        guard let registering = provider as? any AccountRegistering else {
+            throw ProviderError.unsupportedCredentials("provider \(provider.name) does not support registration")
+        }
+        let normalizedEmail = try await registering.register(email: email, password: password)
+        return RegisterRequest.Result(provider: provider.name, email: normalizedEmail)
+    }
+
+    package func login(provider name: String?, credentials: [String: JSONValue]) async throws -> UserResult {
+        let provider = try self.provider(named: name)
+        let isAnonymous = credentials["type"]?.stringValue == CredentialType.anonymous
+        if isAnonymous, let existing = try await self.activateExistingAnonymous(of: provider.name) {
+            return existing
+        }
+        // Suspension: authentication may take a while (a slow KDF, a network round trip); state may change
+        // meanwhile, so everything below re-reads it inside the change.
+        let authentication = try await provider.authenticate(credentials: credentials)
+        let now = self.clock.now()
+        let userID = User.id(provider: provider.name, subject: authentication.subject)
+
+        let (reused, draft) = try await self.mutate { draft -> Bool in
+            if isAnonymous, let existing = self.loggedInAnonymous(of: provider.name), existing.id != userID {
+                // Another anonymous login won the race: keep that user and drop the session just opened.
+                draft.revocations.append(
+                    (
+                        provider.name,
+                        ProviderSession(
+                            userID: userID,
+                            subject: authentication.subject,
+                            tokens: authentication.tokens,
+                            providerData: authentication.providerData
+                        )
+                    )
+                )
+                self.activate(existing, at: now, in: &draft)
+                return true
+            }
+            let existing = self.users[userID]
+            if let existing, let oldSession = existing.session {
+                draft.revocations.append((existing.provider, oldSession))
+            }
+            var user =
+                existing
+                ?? User(
+                    id: userID,
+                    provider: provider.name,
+                    subject: authentication.subject,
+                    kind: authentication.kind,
+                    email: nil,
+                    name: nil,
+                    state: .loggedOut,
+                    addedGeneration: self.generation + 1,
+                    createdAt: now,
+                    lastLoginAt: nil,
+                    lastActiveAt: nil,
+                    activeGeneration: 0,
+                    tokens: nil,
+                    providerData: nil
+                )
+            let wasLoggedIn = existing?.state == .loggedIn
+            user.kind = authentication.kind
+            user.email = authentication.email ?? user.email
+            user.name = authentication.name ?? user.name
+            user.state = .loggedIn
+            user.tokens = authentication.tokens
+            user.providerData = authentication.providerData
+            user.lastLoginAt = now
+            draft.saved[userID] = user
+            if !wasLoggedIn {
+                draft.changesGeneration = true
+                draft.events.append(.userLoggedIn(user: self.info(user)))
+            }
+            if self.activeUserID != userID {
+                self.activate(user, at: now, in: &draft)
+            }
+            return false
+        }
+        _ = await self.revoke(draft.revocations)
+        self.logger.info(
+            "login",
+            metadata: [
+                "user.id": "\(reused ? self.activeUserID ?? userID : userID)", "provider": "\(provider.name)",
+                "kind": "\(authentication.kind)",
+            ]
+        )
+        let resultID = reused ? (self.activeUserID ?? userID) : userID
+        guard let user = self.users[resultID] else { throw SessionError.userNotFound(resultID) }
+        return UserResult(generation: self.generation, user: self.info(user))
+    }
+
+    private func loggedInAnonymous(of provider: String) -> User? {
+        self.users.values.filter { $0.provider == provider && $0.isAnonymous && $0.state == .loggedIn }
+            .max { $0.activeGeneration < $1.activeGeneration }
+    }
+
+    /// Anonymous login reuses the provider's logged-in anonymous user, if there is one, and makes it active.
+    private func activateExistingAnonymous(of provider: String) async throws -> UserResult? {
+        let now = self.clock.now()
+        let (userID, _) = try await self.mutate { draft -> String? in
+            guard let existing = self.loggedInAnonymous(of: provider) else { return nil }
+            if self.activeUserID != existing.id { self.activate(existing, at: now, in: &draft) }
+            return existing.id
+        }
+        guard let userID, let user = self.users[userID] else { return nil }
+        return UserResult(generation: self.generation, user: self.info(user))
+    }
+
+    private func activate(_ user: User, at now: Timestamp, in draft: inout Draft) {
+        var user = draft.saved[user.id] ?? user
+        user.lastActiveAt = now
+        draft.saved[user.id] = user
+        draft.newlyActive = user.id
+        draft.changesGeneration = true
+    }
+
+    package func switchUser(to userID: String, ifGeneration: Int64?) async throws -> UserResult {
+        let now = self.clock.now()
+        try await self.mutate { draft in
+            if let ifGeneration, ifGeneration != self.generation {
+                throw SessionError.conflict(expected: ifGeneration, actual: self.generation)
+            }
+            guard let user = self.users[userID] else { throw SessionError.userNotFound(userID) }
+            guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
+            if self.activeUserID != userID { self.activate(user, at: now, in: &draft) }
+        }
+        guard let user = self.users[userID] else { throw SessionError.userNotFound(userID) }
+        self.logger.info("switch", metadata: ["user.id": "\(userID)"])
+        return UserResult(generation: self.generation, user: self.info(user))
+    }
+
+    package func logout(userID requested: String?) async throws -> LogoutRequest.Result {
+        let (snapshot, draft) = try await self.mutate { draft -> User in
+            let user = try self.resolve(requested)
+            if user.state == .loggedIn { self.endSession(of: user, reason: .requested, in: &draft) }
+            return user
+        }
+        let revoked = draft.revocations.isEmpty ? false : await self.revoke(draft.revocations)
+        self.logger.info("logout", metadata: ["user.id": "\(snapshot.id)", "revoked": "\(revoked)"])
+        var info = self.info(self.users[snapshot.id] ?? snapshot)
+        if draft.deleted.contains(snapshot.id) {
+            info.state = .removed
+            info.active = false
+            info.accessTokenExpiresAt = nil
+            info.refreshTokenExpiresAt = nil
+            info.tokenState = .none
+            info.nextRefreshAt = nil
+            info.retryAt = nil
+            info.lastRefreshError = nil
+        }
+        return LogoutRequest.Result(generation: self.generation, user: info, revoked: revoked)
+    }
+
+    package func removeUser(_ userID: String) async throws -> RemoveUserRequest.Result {
+        let (_, draft) = try await self.mutate { draft in
+            guard let user = self.users[userID] else { throw SessionError.userNotFound(userID) }
+            if let session = user.session { draft.revocations.append((user.provider, session)) }
+            draft.deleted.insert(userID)
+            draft.changesGeneration = true
+            draft.events.append(.userRemoved(userID: userID))
+        }
+        _ = await self.revoke(draft.revocations)
+        self.logger.info("remove", metadata: ["user.id": "\(userID)"])
+        return RemoveUserRequest.Result(generation: self.generation, userID: userID)
+    }
+
+    // MARK: - API keys
+
+    private func apiKeyProvider(for userID: String?) throws -> (User, any APIKeyManaging) {
+        let user = try self.loggedIn(userID)
+        guard let provider = self.providers[user.provider] as? any APIKeyManaging, !user.isAnonymous else {
+            throw SessionError.unsupported("API keys are not available for user \(user.id)")
+        }
+        return (user, provider)
+    }
+
+    package func createAPIKey(name: String, userID: String?) async throws -> CreateAPIKeyRequest.Result {
+        let (user, provider) = try self.apiKeyProvider(for: userID)
+        let (key, createdAt) = try await provider.createAPIKey(subject: user.subject, name: name)
+        return CreateAPIKeyRequest.Result(userID: user.id, name: name, key: key, createdAt: createdAt)
+    }
+
+    package func listAPIKeys(userID: String?) async throws -> ListAPIKeysRequest.Result {
+        let (user, provider) = try self.apiKeyProvider(for: userID)
+        return ListAPIKeysRequest.Result(
+            userID: user.id,
+            apiKeys: try await provider.listAPIKeys(subject: user.subject)
+        )
+    }
+
+    package func deleteAPIKey(name: String, userID: String?) async throws -> DeleteAPIKeyRequest.Result {
+        let (user, provider) = try self.apiKeyProvider(for: userID)
+        guard try await provider.deleteAPIKey(subject: user.subject, name: name) else {
+            throw SessionError.apiKeyNotFound(name)
+        }
+        return DeleteAPIKeyRequest.Result(userID: user.id, name: name)
+    }
+
+    // MARK: - Tokens
+
+    /// A valid access token for the user: returned at once when it stays valid for `min(minValid, L − 1 s)`, else
+    /// refreshed first.
+    package func accessToken(userID: String?, minValidSeconds: Int64) async throws -> AccessTokenRequest.Result {
+        let user = try self.loggedIn(userID)
+        guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
+        let now = self.clock.now()
+        let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
+        if tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch < required {
+            do {
+                tokens = try await self.refreshTokens(of: user.id)
+            } catch ProviderError.unavailable(let message) {
+                // The user stays logged in; the stored token is still good if it has not expired.
+                guard let stored = self.users[user.id]?.tokens, stored.expiresAt > self.clock.now() else {
+                    throw ProviderError.unavailable(message)
+                }
+                tokens = stored
+            }
+        }
+        let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
+        self.logger.info("access token handed out", metadata: ["user.id": "\(user.id)"])
+        return AccessTokenRequest.Result(
+            userID: user.id,
+            accessToken: tokens.accessToken,
+            tokenType: "Bearer",
+            expiresAt: tokens.expiresAt,
+            expiresIn: remaining / 1000
+        )
+    }
+
+    package func refresh(userID: String?) async throws -> RefreshRequest.Result {
+        let user = try self.loggedIn(userID)
+        let tokens = try await self.refreshTokens(of: user.id)
+        return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
+    }
+
+    /// Called by the scheduler when a user's deadline comes: the refresh token's own expiry ends the session without
+    /// a network call; otherwise the access token is refreshed.
+    package func deadlineReached(for userID: String) async {
+        guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else { return }
+        let now = self.clock.now()
+        if let refreshExpiresAt = tokens.refreshExpiresAt, refreshExpiresAt <= now {
+            await self.expire(userID: userID, refreshToken: tokens.refreshToken)
+            return
+        }
+        guard tokens.refreshToken != nil else { return }
+        do {
+            _ = try await self.refreshTokens(of: userID)
+        } catch {
+            // Failures are already handled (rescheduled, logged out or announced) inside the refresh.
+        }
+    }
+
+    private func expire(userID: String, refreshToken: String?) async {
+        do {
+            try await self.mutate { draft in
+                // The session may have been replaced or ended across the suspension that led here.
+                guard let user = self.users[userID], user.state == .loggedIn,
+                    user.tokens?.refreshToken == refreshToken
+                else { return }
+                self.endSession(of: user, reason: .refreshTokenExpired, in: &draft)
+                // An expired refresh token cannot be revoked usefully; do not call the provider.
+                draft.revocations = []
+            }
+            self.logger.info("session expired", metadata: ["user.id": "\(userID)"])
+        } catch {
+            self.logger.error(
+                "could not record session expiry",
+                metadata: ["user.id": "\(userID)", "error": "\(error)"]
+            )
+            await self.scheduler.schedule(userID, at: self.clock.now().adding(milliseconds: 1000))
+        }
+    }
+
+    /// Refreshes a user's tokens. Concurrent callers for the same user share one provider call (single flight).
+    private func refreshTokens(of userID: String) async throws -> TokenSet {
+        if self.refreshWaiters[userID] != nil {
+            return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
+        }
+        self.refreshWaiters[userID] = []
+        let result: Result<TokenSet, any Error>
+        do {
+            result = .success(try await self.performRefresh(of: userID))
+        } catch {
+            result = .failure(error)
+        }
+        for waiter in self.refreshWaiters.removeValue(forKey: userID) ?? [] { waiter.resume(with: result) }
+        return try result.get()
+    }
+
+    private func performRefresh(of userID: String) async throws -> TokenSet {
+        guard let user = self.users[userID], user.state == .loggedIn, let session = user.session else {
+            throw SessionError.userLoggedOut(userID)
+        }
+        guard session.tokens.refreshToken != nil else {
+            throw ProviderError.unsupportedCredentials("the session of \(userID) cannot be refreshed")
+        }
+        guard let provider = self.providers[user.provider] else {
+            throw ProviderError.unavailable("provider \(user.provider) is not configured")
+        }
+        self.tokenStatus[userID, default: TokenStatus()].refreshing = true
+        defer { self.tokenStatus[userID]?.refreshing = false }
+
+        let refreshed: RefreshedSession
+        do {
+            // Suspension: the user may log out, be removed or log in again meanwhile; checked below.
+            refreshed = try await provider.refresh(session)
+        } catch ProviderError.sessionRevoked(let message) {
+            self.refreshesFailed += 1
+            try await self.mutate { draft in
+                guard let current = self.users[userID], current.state == .loggedIn,
+                    current.tokens?.refreshToken == session.tokens.refreshToken
+                else { return }
+                self.endSession(of: current, reason: .sessionRevoked, in: &draft)
+                draft.revocations = []
+            }
+            self.logger.notice(
+                "session revoked by provider",
+                metadata: ["user.id": "\(userID)", "reason": "\(message)"]
+            )
+            throw SessionError.userLoggedOut(userID)
+        } catch ProviderError.unavailable(let message) {
+            self.refreshesFailed += 1
+            await self.scheduleRetry(of: userID, session: session, code: .providerUnavailable, message: message)
+            throw ProviderError.unavailable(message)
+        } catch {
+            self.refreshesFailed += 1
+            let code = ErrorCode.providerUnavailable
+            await self.scheduleRetry(of: userID, session: session, code: code, message: "refresh failed")
+            throw error
+        }
+        self.refreshesSucceeded += 1
+
+        let (applied, _) = try await self.mutate { draft -> Bool in
+            guard var current = self.users[userID], current.state == .loggedIn,
+                current.tokens?.refreshToken == session.tokens.refreshToken
+            else { return false }
+            var tokens = refreshed.tokens
+            // A provider that does not rotate keeps the old refresh token and its expiry.
+            if tokens.refreshToken == nil {
+                tokens.refreshToken = session.tokens.refreshToken
+                tokens.refreshExpiresAt = tokens.refreshExpiresAt ?? session.tokens.refreshExpiresAt
+            }
+            current.tokens = tokens
+            current.providerData = refreshed.providerData ?? current.providerData
+            draft.saved[userID] = current
+            return true
+        }
+        guard applied, let tokens = self.users[userID]?.tokens else {
+            // Late result for a session that no longer exists: discard it, and revoke what the provider just issued.
+            _ = await self.revoke([
+                (
+                    user.provider,
+                    ProviderSession(
+                        userID: userID,
+                        subject: session.subject,
+                        tokens: refreshed.tokens,
+                        providerData: refreshed.providerData
+                    )
+                )
+            ])
+            throw SessionError.userLoggedOut(userID)
+        }
+        self.tokenStatus[userID]?.failures = 0
+        self.tokenStatus[userID]?.retryAt = nil
+        self.tokenStatus[userID]?.lastError = nil
+        self.events.publish([
+            Event(generation: self.generation, .tokenRefreshed(userID: userID, accessTokenExpiresAt: tokens.expiresAt))
+        ])
+        self.logger.debug("token refreshed", metadata: ["user.id": "\(userID)"])
+        return tokens
+    }
+
+    /// Exponential backoff after a transient failure: 1 s doubling to 5 min, less up to 10 % jitter.
+    package static func backoffMilliseconds(failures: Int) -> ClosedRange<Int64> {
+        let base = min(Int64(1000) << Int64(min(max(failures - 1, 0), 20)), 300_000)
+        return (base - base / 10)...base
+    }
+
+    private func scheduleRetry(of userID: String, session: ProviderSession, code: ErrorCode, message: String) async {
+        guard let current = self.users[userID], current.state == .loggedIn,
+            current.tokens?.refreshToken == session.tokens.refreshToken
+        else { return }
+        var status = self.tokenStatus[userID] ?? TokenStatus()
+        status.failures += 1
+        var retryAt = self.clock.now().adding(
+            milliseconds: Int64.random(in: Self.backoffMilliseconds(failures: status.failures))
+        )
+        if let refreshExpiresAt = current.tokens?.refreshExpiresAt, refreshExpiresAt < retryAt {
+            retryAt = refreshExpiresAt
+        }
+        status.retryAt = retryAt
+        status.lastError = code
+        status.nextRefreshAt = retryAt
+        self.tokenStatus[userID] = status
+        await self.scheduler.schedule(userID, at: retryAt)
+        self.events.publish([
+            Event(
+                generation: self.generation,
+                .refreshFailed(userID: userID, code: code, message: message, retryAt: retryAt)
+            )
+        ])
+        self.logger.warning(
+            "token refresh failed, will retry",
+            metadata: ["user.id": "\(userID)", "error.code": "\(code)", "retry_at": "\(retryAt)"]
+        )
+    }
+
+    /// When the user's access token should be refreshed: `expires_at − margin − jitter`, with
+    /// `margin = min(refresh_margin, L / 2)` and a jitter of up to 10 % of the margin.
+    package static func refreshDeadline(for tokens: TokenSet, marginMilliseconds: Int64) -> Timestamp {
+        let margin = min(marginMilliseconds, tokens.lifetimeMilliseconds / 2)
+        let jitter = margin >= 10 ? Int64.random(in: 0...(margin / 10)) : 0
+        return tokens.expiresAt.adding(milliseconds: -(margin + jitter))
+    }
+
+    private func nextDeadline(for user: User, now: Timestamp) -> Timestamp? {
+        guard user.state == .loggedIn, let tokens = user.tokens else { return nil }
+        var deadline: Timestamp? = nil
+        if tokens.refreshToken != nil {
+            deadline = Self.refreshDeadline(
+                for: tokens,
+                marginMilliseconds: self.configuration.refreshMarginMilliseconds
+            )
+        }
+        if let expiry = tokens.refreshExpiresAt { deadline = min(deadline ?? expiry, expiry) }
+        return deadline
+    }
+
+    private func scheduleTimer(for user: User) async {
+        var status = self.tokenStatus[user.id] ?? TokenStatus()
+        if let retryAt = status.retryAt, status.failures > 0 {
+            // A retry is pending for this same session: keep it.
+            status.nextRefreshAt = retryAt
+            self.tokenStatus[user.id] = status
+            await self.scheduler.schedule(user.id, at: retryAt)
+            return
+        }
+        guard let deadline = self.nextDeadline(for: user, now: self.clock.now()) else {
+            status.nextRefreshAt = nil
+            self.tokenStatus[user.id] = status
+            await self.scheduler.cancel(user.id)
+            return
+        }
+        status.nextRefreshAt = user.tokens?.refreshToken != nil ? deadline : nil
+        self.tokenStatus[user.id] = status
+        await self.scheduler.schedule(user.id, at: deadline)
+    }
+}
+
+extension SessionRegistry {
+    /// Tells every subscriber the daemon is stopping, and ends their subscriptions.
+    package func announceStopping() {
+        self.events.finish(with: Event(generation: self.currentGeneration, .daemonStopping))
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import Logging
+import UsherCore
+import UsherProviders
+import UsherServer
+
+/// Everything `usherd` reads from its configuration file. Every key is optional; the defaults are documented in
+/// `config/usherd.toml` and the README.
+package struct DaemonConfiguration: Sendable {
+    package enum Provider: Sendable, Hashable {
+        case local(name: String, LocalProviderConfiguration)
+
+        package var name: String {
+            switch self {
+            case .local(let name, _): name
+            }
+        }
+    }
+
+    /// `[daemon] socket`; nil: the default for the environment (see `resolvedSocketPath`).
+    package var socket: String?
+    /// `[daemon] socket_mode`.
+    package var socketMode: UInt32 = 0o600
+    /// `[daemon] state_directory`; nil: the default for the environment.
+    package var stateDirectory: String?
+    /// `[daemon] default_provider`.
+    package var defaultProvider = "local"
+    /// `[daemon] log_level`.
+    package var logLevel: Logger.Level = .info
+    /// `[limits]`.
+    package var limits = ServerLimits()
+    /// `[tokens] refresh_margin`.
+    package var refreshMarginMilliseconds: Int64 = 5 * 60_000
+    /// `[providers.NAME]`, sorted by name. Without any section, one local provider named `local`.
+    package var providers: [Provider] = [.local(name: "local", LocalProviderConfiguration(issuer: "usherd:local"))]
+
+    package init() {}
+
+    /// Parses a configuration file's text. Unknown keys and bad values throw an error naming the key and the file.
+    package init(toml text: String, file: String) throws(ConfigurationError) {
+        var root = try ConfigSection.parse(text, file: file)
+        if var daemon = try root.section("daemon") {
+            self.socket = try daemon.string("socket")
+            if let mode = try daemon.string("socket_mode") {
+                guard mode.count <= 4, let parsed = UInt32(mode, radix: 8), parsed <= 0o777 else {
+                    throw daemon.error("socket_mode", "must be an octal file mode such as \"0600\" or \"0660\"")
+                }
+                self.socketMode = parsed
+            }
+            self.stateDirectory = try daemon.string("state_directory")
+            self.defaultProvider = try daemon.string("default_provider") ?? self.defaultProvider
+            if let level = try daemon.string("log_level") {
+                guard let parsed = Logger.Level(rawValue: level) else {
+                    throw daemon.error(
+                        "log_level",
+                        "must be one of \(Logger.Level.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
+                    )
+                }
+                self.logLevel = parsed
+            }
+            try daemon.finish()
+        }
+        if var limits = try root.section("limits") {
+            self.limits.maximumLineBytes =
+                try limits.int("max_line_bytes", in: 1024...16_777_216) ?? self.limits.maximumLineBytes
+            self.limits.maximumJSONDepth = try limits.int("max_json_depth", in: 2...512) ?? self.limits.maximumJSONDepth
+            try limits.finish()
+        }
+        if var tokens = try root.section("tokens") {
+            self.refreshMarginMilliseconds =
+                try tokens.duration("refresh_margin", in: 0...86_400_000) ?? self.refreshMarginMilliseconds
+            try tokens.finish()
+        }
+        if var providers = try root.section("providers") {
+            var parsed: [Provider] = []
+            for name in providers.keys {
+                guard var section = try providers.section(name) else { continue }
+                guard Self.isValidProviderName(name) else {
+                    throw section.error(nil, "provider names are 1 to 64 characters of a-z, A-Z, 0-9, '-', '_'")
+                }
+                switch try section.string("type") {
+                case "local":
+                    parsed.append(.local(name: name, try Self.localProvider(name: name, &section)))
+                case nil:
+                    throw section.error("type", "is required (\"local\")")
+                case let other?:
+                    throw section.error("type", "unknown provider type \"\(other)\" (supported: \"local\")")
+                }
+                try section.finish()
+            }
+            try providers.finish()
+            if !parsed.isEmpty { self.providers = parsed }
+        }
+        try root.finish()
+        guard self.providers.contains(where: { $0.name == self.defaultProvider }) else {
+            throw ConfigurationError(
+                file: file,
+                key: "daemon.default_provider",
+                message: "no provider named \"\(self.defaultProvider)\" is configured"
+            )
+        }
+    }
+
+    private static func isValidProviderName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+            }
+    }
+
+    private static func localProvider(
+        name: String,
+        _ section: inout ConfigSection
+    ) throws(ConfigurationError)
+        -> LocalProviderConfiguration
+    {
+        var configuration = LocalProviderConfiguration(issuer: "usherd:\(name)")
+        configuration.accessTokenLifetimeMilliseconds =
+            try section.duration("access_token_lifetime", in: 1000...(7 * 86_400_000))
+            ?? configuration.accessTokenLifetimeMilliseconds
+        configuration.refreshTokenLifetimeMilliseconds =
+            try section.duration("refresh_token_lifetime", in: 1000...(3650 * 86_400_000))
+            ?? configuration.refreshTokenLifetimeMilliseconds
+        configuration.allowAnonymous = try section.bool("allow_anonymous") ?? configuration.allowAnonymous
+        configuration.allowRegistration = try section.bool("allow_registration") ?? configuration.allowRegistration
+        configuration.issuer = try section.string("issuer") ?? configuration.issuer
+        return configuration
+    }
+
+    /// Reads and parses a configuration file.
+    package static func load(path: String) throws(ConfigurationError) -> DaemonConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(file: path, key: nil, message: "cannot read the file")
+        }
+        return try DaemonConfiguration(toml: text, file: path)
+    }
+
+    // MARK: Paths
+
+    /// The first directory of a systemd directory variable (`STATE_DIRECTORY=/var/lib/a:/var/lib/b`).
+    private static func systemdDirectory(_ variable: String, _ environment: [String: String]) -> String? {
+        guard let value = environment[variable], !value.isEmpty else { return nil }
+        return value.split(separator: ":").first.map(String.init)
+    }
+
+    /// `socket`, else `$RUNTIME_DIRECTORY/usher.sock`, else `$XDG_RUNTIME_DIR/usher/usher.sock` (non-root), else
+    /// `/run/usher/usher.sock`.
+    package func resolvedSocketPath(environment: [String: String], uid: UInt32) -> String {
+        if let socket { return socket }
+        if let runtime = Self.systemdDirectory("RUNTIME_DIRECTORY", environment) { return "\(runtime)/usher.sock" }
+        if uid != 0, let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return "\(xdg)/usher/usher.sock" }
+        return "/run/usher/usher.sock"
+    }
+
+    /// `state_directory`, else `$STATE_DIRECTORY`, else `$XDG_STATE_HOME/usher` (non-root, default
+    /// `~/.local/state/usher`), else `/var/lib/usher`.
+    package func resolvedStateDirectory(environment: [String: String], uid: UInt32) -> String {
+        if let stateDirectory { return stateDirectory }
+        if let state = Self.systemdDirectory("STATE_DIRECTORY", environment) { return state }
+        if uid != 0 {
+            if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return "\(xdg)/usher" }
+            if let home = environment["HOME"], !home.isEmpty { return "\(home)/.local/state/usher" }
+        }
+        return "/var/lib/usher"
+    }
+}

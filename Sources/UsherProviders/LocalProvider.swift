@@ -1,0 +1,270 @@
+import Logging
+import UsherCore
+import UsherProtocol
+import UsherStore
+
+/// Settings of one `type = "local"` provider section.
+package struct LocalProviderConfiguration: Sendable, Hashable {
+    package var accessTokenLifetimeMilliseconds: Int64
+    package var refreshTokenLifetimeMilliseconds: Int64
+    package var allowAnonymous: Bool
+    package var allowRegistration: Bool
+    /// The `iss` claim of access tokens.
+    package var issuer: String
+
+    package init(
+        accessTokenLifetimeMilliseconds: Int64 = 30 * 60_000,
+        refreshTokenLifetimeMilliseconds: Int64 = 60 * 86_400_000,
+        allowAnonymous: Bool = true,
+        allowRegistration: Bool = true,
+        issuer: String
+    ) {
+        self.accessTokenLifetimeMilliseconds = accessTokenLifetimeMilliseconds
+        self.refreshTokenLifetimeMilliseconds = refreshTokenLifetimeMilliseconds
+        self.allowAnonymous = allowAnonymous
+        self.allowRegistration = allowRegistration
+        self.issuer = issuer
+    }
+}
+
+/// The embedded identity provider: email/password accounts, anonymous users and API keys, with access tokens that
+/// the daemon signs itself (ES256 JWTs; `jwks` publishes the key) and rotating refresh tokens.
+///
+/// It keeps only hashes of what it issues: scrypt for passwords, SHA-256 for refresh tokens and API keys (both are
+/// 256-bit random values, so a fast hash is enough). `refresh_token_lifetime` is an absolute session lifetime
+/// counted from login: rotation never extends it.
+package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManaging, KeyPublishing {
+    package let name: String
+    package let type = "local"
+    package let configuration: LocalProviderConfiguration
+    private let database: AppDatabase
+    private let signer: TokenSigner
+    private let hasher: PasswordHasher
+    private let clock: any SessionClock
+
+    package static let minimumPasswordLength = 6
+    package static let maximumPasswordLength = 128
+
+    package init(
+        name: String,
+        configuration: LocalProviderConfiguration,
+        database: AppDatabase,
+        signer: TokenSigner,
+        hasher: PasswordHasher,
+        clock: any SessionClock
+    ) {
+        self.name = name
+        self.configuration = configuration
+        self.database = database
+        self.signer = signer
+        self.hasher = hasher
+        self.clock = clock
+    }
+
+    package var credentialTypes: [String] {
+        var types = [CredentialType.emailPassword]
+        if self.configuration.allowAnonymous { types.append(CredentialType.anonymous) }
+        types.append(CredentialType.apiKey)
+        return types
+    }
+
+    package var publicKeys: [JWK] { [self.signer.publicJWK] }
+
+    // MARK: Accounts
+
+    package func register(email: String, password: String) async throws -> String {
+        guard self.configuration.allowRegistration else { throw ProviderError.registrationDisabled }
+        let email = try Self.validatedEmail(email)
+        try Self.validatePassword(password)
+        let account = LocalAccount(
+            id: SecureRandom.hex(SecureRandom.bytes(count: 16)),
+            email: email,
+            passwordHash: try await self.hasher.hash(password),
+            createdAt: self.clock.now()
+        )
+        guard try await self.database.createLocalAccount(provider: self.name, account: account) else {
+            throw ProviderError.accountExists
+        }
+        return email
+    }
+
+    private static func validatedEmail(_ email: String) throws(ProviderError) -> String {
+        let trimmed = email.trimmingWhitespace()
+        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
+        guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+            !trimmed.contains(where: { $0.isWhitespace || $0.isNewline })
+        else { throw .invalidParams("params.email is not a valid email address") }
+        return trimmed
+    }
+
+    private static func validatePassword(_ password: String) throws(ProviderError) {
+        guard (Self.minimumPasswordLength...Self.maximumPasswordLength).contains(password.count) else {
+            throw .invalidParams(
+                "the password must be \(Self.minimumPasswordLength) to \(Self.maximumPasswordLength) characters long"
+            )
+        }
+    }
+
+    // MARK: IdentityProvider
+
+    package func authenticate(credentials: [String: JSONValue]) async throws -> Authentication {
+        let type = credentials["type"]?.stringValue ?? ""
+        switch type {
+        case CredentialType.emailPassword:
+            guard let email = credentials["email"]?.stringValue, let password = credentials["password"]?.stringValue
+            else { throw ProviderError.invalidParams("email_password credentials need string email and password") }
+            guard let account = try await self.database.localAccount(provider: self.name, email: email) else {
+                // Spend the same time as a wrong password, so a probe cannot tell which emails have accounts.
+                _ = try? await self.hasher.hash(password)
+                throw ProviderError.invalidCredentials("wrong email or password")
+            }
+            guard await self.hasher.verify(password, against: account.passwordHash) else {
+                throw ProviderError.invalidCredentials("wrong email or password")
+            }
+            return try await self.openSession(subject: account.id, kind: type, email: account.email)
+        case CredentialType.anonymous:
+            guard self.configuration.allowAnonymous else {
+                throw ProviderError.unsupportedCredentials("anonymous login is turned off for provider \(self.name)")
+            }
+            let subject = "anonymous:" + SecureRandom.hex(SecureRandom.bytes(count: 16))
+            return try await self.openSession(subject: subject, kind: type, email: nil)
+        case CredentialType.apiKey:
+            guard let key = credentials["key"]?.stringValue else {
+                throw ProviderError.invalidParams("api_key credentials need a string key")
+            }
+            guard
+                let subject = try await self.database.apiKeySubject(
+                    provider: self.name,
+                    keyHash: SecureRandom.sha256(key)
+                ),
+                let account = try await self.database.localAccount(provider: self.name, id: subject)
+            else { throw ProviderError.invalidCredentials("unknown or deleted API key") }
+            return try await self.openSession(subject: subject, kind: type, email: account.email)
+        default:
+            throw ProviderError.unsupportedCredentials(
+                "provider \(self.name) does not accept credentials of type \"\(type)\""
+            )
+        }
+    }
+
+    private func openSession(subject: String, kind: String, email: String?) async throws -> Authentication {
+        let now = self.clock.now()
+        let grant = LocalRefreshGrant(
+            subject: subject,
+            kind: kind,
+            email: email,
+            sessionStartedAt: now,
+            expiresAt: now.adding(milliseconds: self.configuration.refreshTokenLifetimeMilliseconds)
+        )
+        let refreshToken = SecureRandom.token(byteCount: 32)
+        try await self.database.storeRefreshGrant(
+            provider: self.name,
+            tokenHash: SecureRandom.sha256(refreshToken),
+            grant: grant
+        )
+        let tokens = try self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
+        return Authentication(subject: subject, kind: kind, email: email, tokens: tokens)
+    }
+
+    private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) throws -> TokenSet {
+        // An access token never outlives the session it belongs to.
+        let expiresAt = min(
+            now.adding(milliseconds: self.configuration.accessTokenLifetimeMilliseconds),
+            grant.expiresAt
+        )
+        var claims: [String: JSONValue] = [
+            "iss": .string(self.configuration.issuer),
+            "sub": .string(User.id(provider: self.name, subject: grant.subject)),
+            "iat": .int(now.secondsSinceEpoch),
+            "exp": .int(expiresAt.secondsSinceEpoch),
+            "jti": .string(SecureRandom.token(byteCount: 16)),
+        ]
+        if let email = grant.email { claims["email"] = .string(email) }
+        return TokenSet(
+            accessToken: try self.signer.sign(claims: claims),
+            issuedAt: now,
+            expiresAt: expiresAt,
+            refreshToken: refreshToken,
+            refreshExpiresAt: grant.expiresAt
+        )
+    }
+
+    package func refresh(_ session: ProviderSession) async throws -> RefreshedSession {
+        guard let oldToken = session.tokens.refreshToken else {
+            throw ProviderError.sessionRevoked("the session has no refresh token")
+        }
+        let now = self.clock.now()
+        let newToken = SecureRandom.token(byteCount: 32)
+        let grant: LocalRefreshGrant?
+        do {
+            grant = try await self.database.rotateRefreshGrant(
+                provider: self.name,
+                oldHash: SecureRandom.sha256(oldToken),
+                newHash: SecureRandom.sha256(newToken),
+                now: now
+            )
+        } catch {
+            throw ProviderError.unavailable("the local account database is unavailable")
+        }
+        guard let grant else { throw ProviderError.sessionRevoked("the refresh token is revoked or expired") }
+        return RefreshedSession(
+            tokens: try self.issueTokens(grant: grant, refreshToken: newToken, now: now),
+            providerData: nil
+        )
+    }
+
+    package func revoke(_ session: ProviderSession) async -> Bool {
+        guard let token = session.tokens.refreshToken else { return true }
+        do {
+            // A grant that is already gone (expired and purged, or revoked before) is revoked all the same.
+            _ = try await self.database.revokeRefreshGrant(provider: self.name, tokenHash: SecureRandom.sha256(token))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    // MARK: API keys
+
+    package func createAPIKey(subject: String, name: String) async throws -> (key: String, createdAt: Timestamp) {
+        guard (1...64).contains(name.utf8.count),
+            name.utf8.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ".")].contains(byte)
+            })
+        else {
+            throw ProviderError.invalidParams("params.name must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', '-'")
+        }
+        let key = "usher_" + SecureRandom.token(byteCount: 32)
+        let createdAt = self.clock.now()
+        guard
+            try await self.database.createAPIKey(
+                provider: self.name,
+                subject: subject,
+                name: name,
+                keyHash: SecureRandom.sha256(key),
+                createdAt: createdAt
+            )
+        else { throw ProviderError.invalidParams("an API key named \"\(name)\" exists already") }
+        return (key, createdAt)
+    }
+
+    package func listAPIKeys(subject: String) async throws -> [APIKeyInfo] {
+        try await self.database.apiKeys(provider: self.name, subject: subject)
+    }
+
+    package func deleteAPIKey(subject: String, name: String) async throws -> Bool {
+        try await self.database.deleteAPIKey(provider: self.name, subject: subject, name: name)
+    }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}

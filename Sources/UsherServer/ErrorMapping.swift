@@ -1,0 +1,44 @@
+import Logging
+import UsherCore
+import UsherProtocol
+
+extension ResponseError {
+    /// The one place where any error becomes its wire form. Anything unexpected becomes `internal` with a generic
+    /// message; its details go to the log (errors never carry secrets, but unexpected ones are not shown to peers).
+    package init(mapping error: any Error, logger: Logger) {
+        switch error {
+        case let error as ResponseError:
+            self = error
+        case let error as SessionError:
+            switch error {
+            case .providerNotFound(let name):
+                self.init(.providerNotFound, "no provider named \"\(name)\" is configured")
+            case .userNotFound(let id):
+                self.init(.userNotFound, "no user \"\(id)\" is on this device")
+            case .userLoggedOut(let id):
+                self.init(.userLoggedOut, "user \(id) is logged out")
+            case .noActiveUser:
+                self.init(.noActiveUser, "no user is logged in")
+            case .conflict(let expected, let actual):
+                self.init(.conflict, "the generation is \(actual), not \(expected): the state changed meanwhile")
+            case .unsupported(let message):
+                self.init(.unsupportedCredentials, message)
+            case .apiKeyNotFound(let name):
+                self.init(.apiKeyNotFound, "no API key named \"\(name)\"")
+            }
+        case let error as ProviderError:
+            switch error {
+            case .invalidCredentials(let message): self.init(.invalidCredentials, message)
+            case .unsupportedCredentials(let message): self.init(.unsupportedCredentials, message)
+            case .invalidParams(let message): self.init(.invalidParams, message)
+            case .accountExists: self.init(.accountExists, "an account with this email exists already")
+            case .registrationDisabled: self.init(.registrationDisabled, "registration is turned off for this provider")
+            case .unavailable(let message): self.init(.providerUnavailable, message)
+            case .sessionRevoked(let message): self.init(.userLoggedOut, message)
+            }
+        default:
+            logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])
+            self.init(.internal, "internal error; see the daemon's log")
+        }
+    }
+}

@@ -1,0 +1,411 @@
+import Foundation
+import GRDB
+import UsherCore
+import UsherProtocol
+
+/// The daemon's database: session state and the local provider's accounts, in one SQLite file.
+///
+/// Opened in WAL mode with `synchronous = FULL`, so a write that returned is on disk. Every change the registry
+/// makes is one write transaction. Migrations are frozen once shipped: add new ones, never edit old ones.
+package struct AppDatabase: Sendable {
+    private let writer: any DatabaseWriter
+
+    /// Opens (creating when needed, mode 0600) the database at `path` and migrates it.
+    package init(path: String) throws {
+        // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal and -shm files the same
+        // mode as the database file.
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw StoreError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+        }
+        close(descriptor)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try self.init(writer: pool)
+    }
+
+    /// An in-memory database, for tests.
+    package static func inMemory() throws -> AppDatabase {
+        try AppDatabase(writer: DatabaseQueue())
+    }
+
+    private init(writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Self.migrator.migrate(writer)
+    }
+
+    /// Whether the database file passes SQLite's integrity check.
+    package func integrityCheck() async throws -> String {
+        try await self.writer.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+    }
+
+    package static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "meta") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .integer).notNull()
+            }
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('generation', 0)")
+            try db.create(table: "user") { t in
+                t.primaryKey("id", .text)
+                t.column("provider", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("email", .text)
+                t.column("name", .text)
+                t.column("state", .text).notNull()
+                t.column("added_generation", .integer).notNull()
+                t.column("created_at", .integer).notNull()
+                t.column("last_login_at", .integer)
+                t.column("last_active_at", .integer)
+                t.column("active_generation", .integer).notNull()
+                t.column("access_token", .text)
+                t.column("access_token_issued_at", .integer)
+                t.column("access_token_expires_at", .integer)
+                t.column("refresh_token", .text)
+                t.column("refresh_token_expires_at", .integer)
+                t.column("provider_data", .text)
+            }
+            try db.create(table: "local_account") { t in
+                t.primaryKey("id", .text)
+                t.column("provider", .text).notNull()
+                t.column("email", .text).notNull()
+                t.column("email_key", .text).notNull()
+                t.column("password_hash", .text).notNull()
+                t.column("created_at", .integer).notNull()
+                t.uniqueKey(["provider", "email_key"])
+            }
+            try db.create(table: "local_refresh_token") { t in
+                t.primaryKey("token_hash", .blob)
+                t.column("provider", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("email", .text)
+                t.column("session_started_at", .integer).notNull()
+                t.column("expires_at", .integer).notNull()
+            }
+            try db.create(index: "local_refresh_token_expiry", on: "local_refresh_token", columns: ["expires_at"])
+            try db.create(table: "local_api_key") { t in
+                t.column("provider", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("name", .text).notNull()
+                t.column("key_hash", .blob).notNull().unique()
+                t.column("created_at", .integer).notNull()
+                t.primaryKey(["provider", "subject", "name"])
+            }
+        }
+        return migrator
+    }
+}
+
+package enum StoreError: Error, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+
+    package var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): "cannot open database \(path): \(reason)"
+        }
+    }
+}
+
+// MARK: - Session state
+
+extension AppDatabase: SessionStore {
+    package func loadSessions() async throws -> PersistedSessions {
+        try await self.writer.read { db in
+            let generation = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0
+            let users = try Row.fetchAll(db, sql: "SELECT * FROM user ORDER BY added_generation").map(Self.user)
+            return PersistedSessions(generation: generation, users: users)
+        }
+    }
+
+    package func commit(_ change: SessionChange) async throws {
+        try await self.writer.write { db in
+            if let generation = change.generation {
+                try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'generation'", arguments: [generation])
+            }
+            for id in change.deleted {
+                try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [id])
+            }
+            for user in change.saved {
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO user (id, provider, subject, kind, email, name, state, added_generation,
+                          created_at, last_login_at, last_active_at, active_generation, access_token,
+                          access_token_issued_at, access_token_expires_at, refresh_token, refresh_token_expires_at,
+                          provider_data)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        user.id, user.provider, user.subject, user.kind, user.email, user.name, user.state.rawValue,
+                        user.addedGeneration, user.createdAt.millisecondsSinceEpoch,
+                        user.lastLoginAt?.millisecondsSinceEpoch, user.lastActiveAt?.millisecondsSinceEpoch,
+                        user.activeGeneration, user.tokens?.accessToken,
+                        user.tokens?.issuedAt.millisecondsSinceEpoch, user.tokens?.expiresAt.millisecondsSinceEpoch,
+                        user.tokens?.refreshToken, user.tokens?.refreshExpiresAt?.millisecondsSinceEpoch,
+                        user.providerData,
+                    ]
+                )
+            }
+        }
+    }
+
+    private static func timestamp(_ row: Row, _ column: String) -> Timestamp? {
+        (row[column] as Int64?).map { Timestamp(millisecondsSinceEpoch: $0) }
+    }
+
+    private static func user(_ row: Row) -> User {
+        var tokens: TokenSet? = nil
+        if let accessToken: String = row["access_token"], let issuedAt = Self.timestamp(row, "access_token_issued_at"),
+            let expiresAt = Self.timestamp(row, "access_token_expires_at")
+        {
+            tokens = TokenSet(
+                accessToken: accessToken,
+                issuedAt: issuedAt,
+                expiresAt: expiresAt,
+                refreshToken: row["refresh_token"],
+                refreshExpiresAt: Self.timestamp(row, "refresh_token_expires_at")
+            )
+        }
+        let state = User.State(rawValue: row["state"]) ?? .loggedOut
+        return User(
+            id: row["id"],
+            provider: row["provider"],
+            subject: row["subject"],
+            kind: row["kind"],
+            email: row["email"],
+            name: row["name"],
+            state: tokens == nil ? .loggedOut : state,
+            addedGeneration: row["added_generation"],
+            createdAt: Self.timestamp(row, "created_at") ?? Timestamp(millisecondsSinceEpoch: 0),
+            lastLoginAt: Self.timestamp(row, "last_login_at"),
+            lastActiveAt: Self.timestamp(row, "last_active_at"),
+            activeGeneration: row["active_generation"],
+            tokens: tokens,
+            providerData: row["provider_data"]
+        )
+    }
+}
+
+// MARK: - Local provider accounts
+
+/// A local email/password account.
+package struct LocalAccount: Sendable, Hashable {
+    package var id: String
+    package var email: String
+    package var passwordHash: String
+    package var createdAt: Timestamp
+
+    package init(id: String, email: String, passwordHash: String, createdAt: Timestamp) {
+        self.id = id
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+/// What the local provider remembers about a refresh token it issued (never the token itself, only its hash).
+package struct LocalRefreshGrant: Sendable, Hashable {
+    package var subject: String
+    package var kind: String
+    package var email: String?
+    package var sessionStartedAt: Timestamp
+    package var expiresAt: Timestamp
+
+    package init(subject: String, kind: String, email: String?, sessionStartedAt: Timestamp, expiresAt: Timestamp) {
+        self.subject = subject
+        self.kind = kind
+        self.email = email
+        self.sessionStartedAt = sessionStartedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+extension AppDatabase {
+    /// Creates an account. Returns false when one with the same email (case-insensitively) exists.
+    package func createLocalAccount(provider: String, account: LocalAccount) async throws -> Bool {
+        try await self.writer.write { db in
+            let emailKey = account.email.lowercased()
+            let exists =
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM local_account WHERE provider = ? AND email_key = ?",
+                    arguments: [provider, emailKey]
+                ) ?? false
+            if exists { return false }
+            try db.execute(
+                sql: """
+                    INSERT INTO local_account (id, provider, email, email_key, password_hash, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    account.id, provider, account.email, emailKey, account.passwordHash,
+                    account.createdAt.millisecondsSinceEpoch,
+                ]
+            )
+            return true
+        }
+    }
+
+    package func localAccount(provider: String, email: String) async throws -> LocalAccount? {
+        try await self.writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM local_account WHERE provider = ? AND email_key = ?",
+                arguments: [provider, email.lowercased()]
+            ).map(Self.account)
+        }
+    }
+
+    package func localAccount(provider: String, id: String) async throws -> LocalAccount? {
+        try await self.writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM local_account WHERE provider = ? AND id = ?",
+                arguments: [provider, id]
+            ).map(Self.account)
+        }
+    }
+
+    private static func account(_ row: Row) -> LocalAccount {
+        LocalAccount(
+            id: row["id"],
+            email: row["email"],
+            passwordHash: row["password_hash"],
+            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"])
+        )
+    }
+
+    package func storeRefreshGrant(provider: String, tokenHash: [UInt8], grant: LocalRefreshGrant) async throws {
+        try await self.writer.write { db in
+            try Self.insert(db, provider: provider, tokenHash: tokenHash, grant: grant)
+        }
+    }
+
+    private static func insert(_ db: Database, provider: String, tokenHash: [UInt8], grant: LocalRefreshGrant) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO local_refresh_token (token_hash, provider, subject, kind, email, session_started_at,
+                  expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Data(tokenHash), provider, grant.subject, grant.kind, grant.email,
+                grant.sessionStartedAt.millisecondsSinceEpoch, grant.expiresAt.millisecondsSinceEpoch,
+            ]
+        )
+    }
+
+    /// Rotation: atomically consumes the grant of `oldHash` (which must exist and be unexpired at `now`) and stores
+    /// `newHash` with the same session start and expiry. Returns the consumed grant, or nil when the old token is
+    /// unknown, revoked or expired — in which case nothing changes.
+    package func rotateRefreshGrant(
+        provider: String,
+        oldHash: [UInt8],
+        newHash: [UInt8],
+        now: Timestamp
+    ) async throws -> LocalRefreshGrant? {
+        try await self.writer.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT * FROM local_refresh_token WHERE token_hash = ? AND provider = ?",
+                    arguments: [Data(oldHash), provider]
+                )
+            else { return nil }
+            try db.execute(sql: "DELETE FROM local_refresh_token WHERE token_hash = ?", arguments: [Data(oldHash)])
+            let grant = LocalRefreshGrant(
+                subject: row["subject"],
+                kind: row["kind"],
+                email: row["email"],
+                sessionStartedAt: Timestamp(millisecondsSinceEpoch: row["session_started_at"]),
+                expiresAt: Timestamp(millisecondsSinceEpoch: row["expires_at"])
+            )
+            guard grant.expiresAt > now else { return nil }
+            try Self.insert(db, provider: provider, tokenHash: newHash, grant: grant)
+            return grant
+        }
+    }
+
+    /// Deletes a refresh grant. Returns whether it existed.
+    package func revokeRefreshGrant(provider: String, tokenHash: [UInt8]) async throws -> Bool {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_refresh_token WHERE token_hash = ? AND provider = ?",
+                arguments: [Data(tokenHash), provider]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes expired refresh grants; returns how many.
+    package func purgeExpiredRefreshGrants(now: Timestamp) async throws -> Int {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_refresh_token WHERE expires_at <= ?",
+                arguments: [now.millisecondsSinceEpoch]
+            )
+            return db.changesCount
+        }
+    }
+
+    /// Creates an API key record. Returns false when the subject has a key of that name already.
+    package func createAPIKey(
+        provider: String,
+        subject: String,
+        name: String,
+        keyHash: [UInt8],
+        createdAt: Timestamp
+    ) async throws -> Bool {
+        try await self.writer.write { db in
+            let exists =
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM local_api_key WHERE provider = ? AND subject = ? AND name = ?",
+                    arguments: [provider, subject, name]
+                ) ?? false
+            if exists { return false }
+            try db.execute(
+                sql: "INSERT INTO local_api_key (provider, subject, name, key_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [provider, subject, name, Data(keyHash), createdAt.millisecondsSinceEpoch]
+            )
+            return true
+        }
+    }
+
+    package func apiKeys(provider: String, subject: String) async throws -> [APIKeyInfo] {
+        try await self.writer.read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT name, created_at FROM local_api_key WHERE provider = ? AND subject = ? ORDER BY created_at, name",
+                arguments: [provider, subject]
+            ).map { APIKeyInfo(name: $0["name"], createdAt: Timestamp(millisecondsSinceEpoch: $0["created_at"])) }
+        }
+    }
+
+    package func deleteAPIKey(provider: String, subject: String, name: String) async throws -> Bool {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_api_key WHERE provider = ? AND subject = ? AND name = ?",
+                arguments: [provider, subject, name]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    /// The subject an API key belongs to, if the key exists.
+    package func apiKeySubject(provider: String, keyHash: [UInt8]) async throws -> String? {
+        try await self.writer.read { db in
+            try String.fetchOne(
+                db,
+                sql: "SELECT subject FROM local_api_key WHERE provider = ? AND key_hash = ?",
+                arguments: [provider, Data(keyHash)]
+            )
+        }
+    }
+}

@@ -1,0 +1,8 @@
+import UsherDaemon
+
+@main
+struct Usherd {
+    static func main() async {
+        await UsherdCommand.main()
+    }
+}
