@@ -110,11 +110,23 @@ let package = Package(
         ),
         .testTarget(
             name: "UsherProvidersTests",
-            dependencies: ["UsherProviders", "UsherStore", "UsherCore", "UsherTestSupport"]
+            dependencies: [
+                "UsherProviders",
+                "UsherStore",
+                "UsherCore",
+                "UsherTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "UsherIntegrationTests",
-            dependencies: ["UsherClient", "UsherProtocol", "UsherTestSupport"]
+            dependencies: [
+                "UsherClient",
+                "UsherProtocol",
+                "UsherTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ]
 )

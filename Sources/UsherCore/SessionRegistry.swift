@@ -775,9 +775,19 @@ package actor SessionRegistry {
 
     /// When the user's access token should be refreshed: `expires_at − margin − jitter`, with
     /// `margin = min(refresh_margin, L / 2)` and a jitter of up to 10 % of the margin.
-    package static func refreshDeadline(for tokens: TokenSet, marginMilliseconds: Int64) -> Timestamp {
+    ///
+    /// The jitter is drawn from a hash of the user id and the token's expiry rather than a random number generator:
+    /// it spreads users just as well, and the deadline stays the same across a restart, so `next_refresh_at` does not
+    /// move when the daemon does.
+    package static func refreshDeadline(for tokens: TokenSet, userID: String, marginMilliseconds: Int64) -> Timestamp {
         let margin = min(marginMilliseconds, tokens.lifetimeMilliseconds / 2)
-        let jitter = margin >= 10 ? Int64.random(in: 0...(margin / 10)) : 0
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in userID.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        hash = (hash ^ UInt64(bitPattern: tokens.expiresAt.millisecondsSinceEpoch)) &* 0x0000_0100_0000_01b3
+        hash ^= hash >> 29
+        let jitter = Int64(hash % UInt64(margin / 10 + 1))
         return tokens.expiresAt.adding(milliseconds: -(margin + jitter))
     }
 
@@ -787,6 +797,7 @@ package actor SessionRegistry {
         if tokens.refreshToken != nil {
             deadline = Self.refreshDeadline(
                 for: tokens,
+                userID: user.id,
                 marginMilliseconds: self.configuration.refreshMarginMilliseconds
             )
         }

@@ -1,0 +1,306 @@
+import Crypto
+import Foundation
+import Testing
+import UsherProtocol
+import UsherTestSupport
+
+/// The wire protocol on the real daemon: framing, pipelining, malformed input, events, and what survives a restart.
+@Suite(.timeLimit(.minutes(2)))
+struct ProtocolTests {
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            // Twenty requests in one write, with string and number ids and a CRLF line ending among them.
+            var batch = ""
+            for index in 0..<20 {
+                let id = index.isMultiple(of: 2) ? "\(index)" : "\"r\(index)\""
+                let method = ["hello", "current_user", "list_users", "status"][index % 4]
+                batch += "{\"id\":\(id),\"method\":\"\(method)\"}" + (index == 7 ? "\r\n" : "\n")
+            }
+            try client.send(raw: Array(batch.utf8))
+            for index in 0..<20 {
+                let response = try client.readObject()
+                let expected: JSONValue = index.isMultiple(of: 2) ? .int(Int64(index)) : .string("r\(index)")
+                #expect(response["id"] == expected)
+                #expect(response["result"] != nil)
+            }
+        }
+    }
+
+    @Test func malformedLinesGetErrorsAndTheConnectionCarriesOn() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            let cases: [(String, String)] = [
+                ("not json", "invalid_request"),
+                ("[1,2,3]", "invalid_request"),
+                ("\"hello\"", "invalid_request"),
+                ("{\"id\":1}", "invalid_request"),
+                ("{\"id\":2,\"method\":42}", "invalid_request"),
+                ("{\"id\":3,\"method\":\"teleport\"}", "unknown_method"),
+                ("{\"id\":4,\"method\":\"switch_user\"}", "invalid_params"),
+                ("{\"id\":5,\"method\":\"switch_user\",\"params\":{\"user_id\":7}}", "invalid_params"),
+                ("{\"id\":6,\"method\":\"login\",\"params\":[]}", "invalid_params"),
+                ("{\"id\":7,\"method\":\"access_token\",\"params\":{\"min_valid\":-5}}", "invalid_params"),
+                ("{\"id\":{\"a\":1},\"method\":\"hello\"}", "invalid_request"),
+                ("{\"id\":8,\"method\":\"hello\"", "invalid_request"),
+                (String(repeating: "[", count: 500) + String(repeating: "]", count: 500), "invalid_request"),
+            ]
+            for (line, code) in cases {
+                try client.send(line)
+                let response = try client.readObject()
+                #expect(response["error"]?["code"]?.stringValue == code, "for \(line)")
+                #expect(response["error"]?["message"]?.stringValue?.isEmpty == false)
+            }
+            // The id is echoed when it could be read.
+            try client.send("{\"id\":\"abc\",\"method\":\"nope\"}")
+            #expect(try client.readObject()["id"] == "abc")
+            // Unknown fields are ignored; invalid UTF-8 and NUL bytes are refused without harm.
+            try client.send("{\"id\":9,\"method\":\"hello\",\"extra\":{\"x\":[1,2]}}")
+            #expect(try client.readObject()["result"]?["server"] == "usherd")
+            try client.send(
+                raw: [UInt8](#"{"id":10,"method":"hel"#.utf8) + [0xFF, 0xFE] + [UInt8](#"lo"}"#.utf8) + [10]
+            )
+            #expect(try client.readObject()["error"]?["code"] == "invalid_request")
+            try client.send(raw: [UInt8](#"{"id":11,"method":"hello"}"#.utf8) + [0, 10])
+            #expect(try client.readObject()["error"]?["code"] == "invalid_request")
+            // Blank lines are skipped; the connection still works.
+            try client.send("")
+            #expect(try client.result("hello")["protocol"] == 1)
+        }
+    }
+
+    @Test func aLineOverTheLimitIsRefusedAndTheConnectionClosed() async throws {
+        try await DaemonProcess.with(config: "[limits]\nmax_line_bytes = 2048\n") { daemon in
+            let client = try daemon.connect()
+            // Exactly at the limit is fine.
+            let padding = String(repeating: "x", count: 2048 - #"{"method":"hello","pad":""}"#.utf8.count)
+            try client.send(#"{"method":"hello","pad":"\#(padding)"}"#)
+            #expect(try client.readObject()["result"] != nil)
+            // One byte more, without a newline: refused as soon as it is over, then the connection closes.
+            try client.send(raw: Array(repeating: UInt8(ascii: "x"), count: 2049))
+            #expect(try client.readObject()["error"]?["code"] == "line_too_long")
+            #expect(try client.readLine() == nil)
+            // The daemon carries on for everyone else.
+            #expect(try daemon.connect().result("hello")["server"] == "usherd")
+        }
+    }
+
+    @Test func aRequestSplitByteByByteIsAnswered() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            for byte in Array(#"{"id":"slow","method":"hello"}"#.utf8) + [10] {
+                try client.send(raw: [byte])
+            }
+            #expect(try client.readObject()["id"] == "slow")
+        }
+    }
+
+    @Test func aSubscriberSeesAnotherConnectionsChanges() async throws {
+        try await DaemonProcess.with { daemon in
+            let actor = try daemon.connect()
+            let watcher = try daemon.connect()
+            _ = try actor.result("register", ["email": "a@example.com", "password": "secret123"])
+            _ = try actor.result("register", ["email": "b@example.com", "password": "secret123"])
+            let subscribed = try watcher.result("subscribe")
+            #expect(subscribed["generation"] == 0)
+            #expect(subscribed["subscribed"]?.arrayValue?.contains("user_logged_in") == true)
+
+            let a = try #require(
+                try actor.result("login", SessionRulesTests.emailLogin("a@example.com"))["user"]?["id"]?.stringValue
+            )
+            let loggedIn = try watcher.nextEvent()
+            #expect(loggedIn["event"] == "user_logged_in")
+            #expect(loggedIn["generation"] == 1)
+            #expect(loggedIn["data"]?["user"]?["id"]?.stringValue == a)
+            let activeChanged = try watcher.nextEvent()
+            #expect(activeChanged["event"] == "active_user_changed")
+            #expect(activeChanged["data"] == ["previous_user_id": nil, "user_id": .string(a)])
+            #expect(activeChanged["generation"] == 1)
+
+            let b = try #require(
+                try actor.result("login", SessionRulesTests.emailLogin("b@example.com"))["user"]?["id"]?.stringValue
+            )
+            _ = try watcher.nextEvent()
+            _ = try watcher.nextEvent()
+            _ = try actor.result("switch_user", ["user_id": .string(a)])
+            let switched = try watcher.nextEvent()
+            #expect(switched["event"] == "active_user_changed")
+            #expect(switched["generation"] == 3)
+            #expect(switched["data"] == ["previous_user_id": .string(b), "user_id": .string(a)])
+
+            _ = try actor.result("remove_user", ["user_id": .string(a)])
+            let removedEvent = try watcher.nextEvent()
+            #expect(removedEvent["event"] == "user_removed")
+            #expect(removedEvent["generation"] == 4)
+            let handedOver = try watcher.nextEvent()
+            #expect(handedOver["data"] == ["previous_user_id": .string(a), "user_id": .string(b)])
+            #expect(handedOver["generation"] == 4)
+
+            // The subscriber's own requests are still answered, with events kept apart.
+            #expect(try watcher.result("current_user")["user"]?["id"]?.stringValue == b)
+
+            // A filtered subscription only gets what it asked for.
+            let filtered = try daemon.connect()
+            _ = try filtered.result("subscribe", ["events": ["user_logged_out"]])
+            _ = try actor.result("logout")
+            let loggedOut = try filtered.nextEvent()
+            #expect(loggedOut["event"] == "user_logged_out")
+            #expect(loggedOut["data"] == ["user_id": .string(b), "reason": "requested"])
+            #expect(try filtered.errorCode("subscribe", ["events": ["nope"]]) == "invalid_params")
+        }
+    }
+
+    @Test func stateSurvivesARestart() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            _ = try client.result("register", ["email": "a@example.com", "password": "secret123"])
+            _ = try client.result("register", ["email": "b@example.com", "password": "secret123"])
+            let a = try #require(
+                try client.result("login", SessionRulesTests.emailLogin("a@example.com"))["user"]?["id"]?.stringValue
+            )
+            _ = try client.result("login", SessionRulesTests.emailLogin("b@example.com"))
+            _ = try client.result("switch_user", ["user_id": .string(a)])
+            _ = try client.result("logout", ["user_id": .string(a)])
+            let before = try client.result("list_users")
+            let token = try client.result("access_token")
+            client.close()
+
+            try await daemon.restart()
+            let after = try daemon.connect()
+            #expect(try after.result("list_users") == before)
+            #expect(try after.result("current_user")["generation"] == before["generation"])
+            // The same token is still handed out (nothing was refreshed or lost).
+            #expect(try after.result("access_token")["access_token"] == token["access_token"])
+            // SIGTERM ends the daemon cleanly and removes its socket.
+            #expect(try await daemon.stop() == 0)
+            #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+        }
+    }
+
+    @Test func filesArePrivate() async throws {
+        try await DaemonProcess.with { daemon in
+            _ = try daemon.connect().result("login", ["credentials": ["type": "anonymous"]])
+            func mode(_ path: String) throws -> Int {
+                let attributes = try FileManager.default.attributesOfItem(atPath: path)
+                return (attributes[.posixPermissions] as? Int ?? -1) & 0o777
+            }
+            #expect(try mode(daemon.stateDirectory) == 0o700)
+            #expect(try mode("\(daemon.stateDirectory)/usher.sqlite") == 0o600)
+            #expect(try mode("\(daemon.stateDirectory)/signing-key.pem") == 0o600)
+            #expect(try mode(daemon.socketPath) == 0o600)
+        }
+    }
+
+    @Test func aLiveSocketIsNeverStolenAndAStaleOneIsReplaced() async throws {
+        try await DaemonProcess.with { daemon in
+            // A second daemon on the same socket refuses to start and leaves the first one serving.
+            let usherd = try BuiltProducts.path(of: "usherd")
+            let second = try await runProcess(
+                usherd,
+                ["--socket", daemon.socketPath, "--state-directory", daemon.directory.file("other")]
+            )
+            #expect(second.status != 0)
+            #expect(second.stderr.contains("already listening"))
+            #expect(try daemon.connect().result("hello")["server"] == "usherd")
+
+            // After a crash the socket file stays behind; the next start replaces it.
+            try await daemon.kill9()
+            #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+            try await daemon.start()
+            #expect(try daemon.connect().result("hello")["server"] == "usherd")
+        }
+    }
+
+    @Test func badConfigurationIsAStartupErrorNamingKeyAndFile() async throws {
+        let usherd = try BuiltProducts.path(of: "usherd")
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let cases: [(String, String)] = [
+            ("[daemon]\nsockett = \"/tmp/x\"\n", "daemon.sockett: unknown key"),
+            ("[limits]\nmax_line_bytes = \"big\"\n", "limits.max_line_bytes: must be an integer"),
+            (
+                "[providers.local]\ntype = \"local\"\naccess_token_lifetime = \"10 minutes\"\n",
+                "providers.local.access_token_lifetime"
+            ),
+            ("[daemon]\ndefault_provider = \"corp\"\n", "daemon.default_provider"),
+            ("[providers.x]\ntype = \"ldap\"\n", "providers.x.type"),
+            ("this is not toml", "not valid TOML"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            let path = directory.file("bad\(index).toml")
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let output = try await runProcess(
+                usherd,
+                [
+                    "--config", path, "--socket", directory.file("s\(index).sock"), "--state-directory",
+                    directory.file("state"),
+                ]
+            )
+            #expect(output.status != 0)
+            #expect(output.stderr.contains(path), "\(output.stderr)")
+            #expect(output.stderr.contains(expected), "\(output.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.file("s\(index).sock")))
+        }
+    }
+
+    @Test func socatCanQueryTheDaemon() async throws {
+        try await DaemonProcess.with { daemon in
+            let output = try await runProcess(
+                "/usr/bin/socat",
+                ["-", "UNIX-CONNECT:\(daemon.socketPath)"],
+                stdin:
+                    "{\"method\":\"current_user\"}\n{\"method\":\"login\",\"params\":{\"credentials\":{\"type\":\"anonymous\"}}}\n"
+            )
+            #expect(output.status == 0)
+            let lines = output.stdout.split(separator: "\n")
+            #expect(lines.count == 2)
+            #expect(lines.first == #"{"id":null,"result":{"generation":0,"user":null}}"#)
+            #expect(lines.last?.contains(#""kind":"anonymous""#) == true)
+        }
+    }
+
+    @Test func accessTokensAreES256JWTsVerifiableWithJWKS() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            _ = try client.result("register", ["email": "joe@example.com", "password": "secret123"])
+            let user = try #require(
+                try client.result("login", SessionRulesTests.emailLogin("joe@example.com"))["user"]?["id"]?.stringValue
+            )
+            let token = try client.result("access_token")
+            #expect(token["token_type"] == "Bearer")
+            #expect(token["user_id"]?.stringValue == user)
+            let expiresIn = try #require(token["expires_in"]?.intValue)
+            #expect((1700...1800).contains(expiresIn))
+            let jwt = try #require(token["access_token"]?.stringValue)
+            let parts = jwt.split(separator: ".").map(String.init)
+            #expect(parts.count == 3)
+
+            let key = try #require(try client.result("jwks")["keys"]?.arrayValue?.first)
+            #expect(key["kty"] == "EC")
+            #expect(key["crv"] == "P-256")
+            #expect(key["alg"] == "ES256")
+            func base64URL(_ text: String) -> Data? {
+                var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                while base64.count % 4 != 0 { base64 += "=" }
+                return Data(base64Encoded: base64)
+            }
+            let x = try #require(key["x"]?.stringValue.flatMap(base64URL))
+            let y = try #require(key["y"]?.stringValue.flatMap(base64URL))
+            let publicKey = try P256.Signing.PublicKey(rawRepresentation: x + y)
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(base64URL(parts[2])))
+            #expect(publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)))
+
+            let header = try JSONDecoder().decode(JSONValue.self, from: try #require(base64URL(parts[0])))
+            #expect(header["alg"] == "ES256")
+            #expect(header["kid"] == key["kid"])
+            let claims = try JSONDecoder().decode(JSONValue.self, from: try #require(base64URL(parts[1])))
+            #expect(claims["sub"]?.stringValue == user)
+            #expect(claims["email"] == "joe@example.com")
+            #expect(claims["iss"] == "usherd:local")
+            #expect(claims["jti"]?.stringValue?.isEmpty == false)
+            let iat = try #require(claims["iat"]?.intValue)
+            let exp = try #require(claims["exp"]?.intValue)
+            #expect(exp - iat == 1800)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import UsherProtocol
+
+/// The real `usherd` binary, started on a temporary socket and state directory, as a client would meet it.
+package final class DaemonProcess: @unchecked Sendable {
+    // @unchecked: `process` and `logHandle` are only touched by the test that owns this object, one call at a
+    // time; the class is Sendable so that tests may hand it to child tasks that only read `socketPath`.
+    package let directory: TestDirectory
+    package let socketPath: String
+    package let stateDirectory: String
+    package let configPath: String
+    package let logPath: String
+    private var process: Process?
+    private var logHandle: FileHandle?
+
+    /// - Parameters:
+    ///   - config: TOML appended to the generated configuration (socket and state directory come from flags).
+    package init(config: String = "", directory: TestDirectory? = nil) throws {
+        self.directory = try directory ?? TestDirectory()
+        self.socketPath = self.directory.file("usher.sock")
+        self.stateDirectory = self.directory.file("state")
+        self.configPath = self.directory.file("usherd.toml")
+        self.logPath = self.directory.file("usherd.log")
+        try self.directory.write("usherd.toml", config)
+    }
+
+    /// Starts the daemon and waits until its socket accepts connections.
+    package static func start(config: String = "", extraArguments: [String] = []) async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(config: config)
+        try await daemon.start(extraArguments: extraArguments)
+        return daemon
+    }
+
+    /// Starts a daemon, runs `body` with it, and always stops it and removes its directory afterwards, whether
+    /// `body` returns or throws.
+    package static func with<T>(
+        config: String = "",
+        extraArguments: [String] = [],
+        _ body: (DaemonProcess) async throws -> T
+    ) async throws -> T {
+        let daemon = try DaemonProcess(config: config)
+        do {
+            try await daemon.start(extraArguments: extraArguments)
+            let result = try await body(daemon)
+            await daemon.shutdown()
+            return result
+        } catch {
+            await daemon.shutdown()
+            throw error
+        }
+    }
+
+    package var isRunning: Bool { self.process?.isRunning ?? false }
+    package var pid: Int32 { self.process?.processIdentifier ?? 0 }
+
+    package func start(extraArguments: [String] = [], environment: [String: String]? = nil) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try BuiltProducts.path(of: "usherd"))
+        process.arguments =
+            [
+                "--config", self.configPath, "--socket", self.socketPath, "--state-directory", self.stateDirectory,
+                "--log-level", "debug",
+            ] + extraArguments
+        if let environment { process.environment = environment }
+        if !FileManager.default.fileExists(atPath: self.logPath) {
+            _ = FileManager.default.createFile(atPath: self.logPath, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.logPath))
+        try log.seekToEnd()
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        self.logHandle = log
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if !process.isRunning {
+                throw TestSupportError("usherd exited with \(process.terminationStatus) at start:\n\(self.log)")
+            }
+            if let connection = try? LineConnection(path: self.socketPath) {
+                connection.close()
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestSupportError("usherd did not accept connections within 20 s:\n\(self.log)")
+    }
+
+    /// Everything the daemon has logged so far.
+    package var log: String { (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "" }
+
+    /// Sends a signal and waits for the process to exit; returns its exit status.
+    @discardableResult
+    package func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(15)) async throws -> Int32 {
+        guard let process else { return 0 }
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                throw TestSupportError("usherd did not exit within \(timeout) after signal \(signal)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        self.process = nil
+        try? self.logHandle?.close()
+        self.logHandle = nil
+        return process.terminationStatus
+    }
+
+    /// Kills the daemon with SIGKILL (a crash) and waits for it to be gone.
+    package func kill9() async throws {
+        _ = try await self.stop(signal: SIGKILL)
+    }
+
+    package func restart() async throws {
+        try await self.stop()
+        try await self.start()
+    }
+
+    /// A new raw connection to the daemon.
+    package func connect() throws -> LineConnection {
+        try LineConnection(path: self.socketPath)
+    }
+
+    /// Stops the daemon (if running) and removes its directory.
+    package func shutdown() async {
+        _ = try? await self.stop()
+        self.directory.remove()
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import UsherProtocol
+
+/// A raw NDJSON connection over a Unix socket, for tests that speak the protocol byte for byte.
+///
+/// Blocking with bounded waits: every read gives up after `timeout`, so a daemon that does not answer fails the test
+/// instead of hanging it.
+package final class LineConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var nextID = 0
+    package var timeout: Duration = .seconds(10)
+
+    package init(path: String) throws {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(descriptor)
+            throw TestSupportError("connect \(path): \(reason)")
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit { Glibc.close(self.descriptor) }
+
+    package func close() {
+        shutdown(self.descriptor, Int32(SHUT_RDWR))
+    }
+
+    /// Closes the sending side only (what `socat` does at the end of its input).
+    package func closeWrite() {
+        shutdown(self.descriptor, Int32(SHUT_WR))
+    }
+
+    package func send(raw bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(self.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else { throw TestSupportError("send: \(String(cString: strerror(errno)))") }
+            offset += written
+        }
+    }
+
+    package func send(_ line: String) throws {
+        try self.send(raw: Array((line + "\n").utf8))
+    }
+
+    /// The next line the daemon sent, or nil when it closed the connection.
+    package func readLine() throws -> String? {
+        let deadline = ContinuousClock.now + self.timeout
+        while true {
+            if let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: self.buffer[..<newline], as: UTF8.self)
+                self.buffer.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { throw TestSupportError("no line from usherd within \(self.timeout)") }
+            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(
+                remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            )
+            let ready = poll(&poller, 1, max(1, milliseconds))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return self.buffer.isEmpty ? nil : nil }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                if errno == ECONNRESET { return nil }
+                throw TestSupportError("recv: \(String(cString: strerror(errno)))")
+            }
+            self.buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// The next line, parsed as a JSON object.
+    package func readObject() throws -> [String: JSONValue] {
+        guard let line = try self.readLine() else { throw TestSupportError("usherd closed the connection") }
+        guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
+            throw TestSupportError("not a JSON object: \(line)")
+        }
+        return object
+    }
+
+    /// Sends a request and returns its whole response object (`id` plus `result` or `error`). Events that arrive
+    /// first are collected in `pendingEvents`.
+    package var pendingEvents: [[String: JSONValue]] = []
+
+    @discardableResult
+    package func call(_ method: String, _ params: [String: JSONValue]? = nil) throws -> [String: JSONValue] {
+        self.nextID += 1
+        var request: [String: JSONValue] = ["id": .int(Int64(self.nextID)), "method": .string(method)]
+        if let params { request["params"] = .object(params) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try self.send(String(decoding: try encoder.encode(JSONValue.object(request)), as: UTF8.self))
+        while true {
+            let object = try self.readObject()
+            if object["event"] != nil {
+                self.pendingEvents.append(object)
+                continue
+            }
+            guard object["id"] == .int(Int64(self.nextID)) else {
+                throw TestSupportError("response id \(String(describing: object["id"])) does not match \(self.nextID)")
+            }
+            return object
+        }
+    }
+
+    /// Like `call`, but returns the `result` and fails the test on an error response.
+    package func result(_ method: String, _ params: [String: JSONValue]? = nil) throws -> JSONValue {
+        let response = try self.call(method, params)
+        guard let result = response["result"] else {
+            throw TestSupportError("\(method) failed: \(String(describing: response["error"]))")
+        }
+        return result
+    }
+
+    /// Like `call`, but expects an error and returns its code.
+    package func errorCode(_ method: String, _ params: [String: JSONValue]? = nil) throws -> String? {
+        let response = try self.call(method, params)
+        return response["error"]?.objectValue?["code"]?.stringValue
+    }
+
+    /// The next event (already received or still to come).
+    package func nextEvent() throws -> [String: JSONValue] {
+        if !self.pendingEvents.isEmpty { return self.pendingEvents.removeFirst() }
+        let object = try self.readObject()
+        guard object["event"] != nil else { throw TestSupportError("expected an event, got \(object)") }
+        return object
+    }
+}
+
+extension JSONValue {
+    /// `value["a"]["b"]`-style access for tests.
+    package subscript(key: String) -> JSONValue? {
+        if case .object(let object) = self { return object[key] }
+        return nil
+    }
+
+    package var intValue: Int64? {
+        if case .int(let value) = self { return value }
+        return nil
+    }
+
+    package var boolValue: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    package var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+}
