@@ -1,5 +1,8 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
+
+/// Our own code builds with every warning as an error; dependencies are left alone.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 let package = Package(
     name: "usher",
@@ -21,10 +24,11 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
-        .target(name: "UsherProtocol"),
+        .target(name: "UsherProtocol", swiftSettings: strict),
         .target(
             name: "UsherFraming",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
         ),
         .target(
             name: "UsherCore",
@@ -33,14 +37,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .target(
             name: "UsherStore",
             dependencies: [
                 "UsherCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .target(
             name: "UsherProviders",
@@ -51,7 +57,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .target(
             name: "UsherServer",
@@ -63,7 +70,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .target(
             name: "UsherDaemon",
@@ -79,9 +87,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: strict
         ),
-        .executableTarget(name: "usherd", dependencies: ["UsherDaemon"]),
+        .executableTarget(name: "usherd", dependencies: ["UsherDaemon"], swiftSettings: strict),
         .target(
             name: "UsherClient",
             dependencies: [
@@ -89,24 +98,32 @@ let package = Package(
                 "UsherFraming",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "usher",
             dependencies: [
                 "UsherClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .target(
             name: "UsherTestSupport",
             dependencies: ["UsherProtocol", "UsherClient"],
-            path: "Tests/UsherTestSupport"
+            path: "Tests/UsherTestSupport",
+            swiftSettings: strict
         ),
-        .testTarget(name: "UsherProtocolTests", dependencies: ["UsherProtocol", "UsherFraming"]),
+        .testTarget(
+            name: "UsherProtocolTests",
+            dependencies: ["UsherProtocol", "UsherFraming"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UsherCoreTests",
-            dependencies: ["UsherCore", "UsherStore", "UsherProviders", "UsherTestSupport"]
+            dependencies: ["UsherCore", "UsherStore", "UsherProviders", "UsherTestSupport"],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "UsherProvidersTests",
@@ -117,7 +134,8 @@ let package = Package(
                 "UsherTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "UsherIntegrationTests",
@@ -126,7 +144,8 @@ let package = Package(
                 "UsherProtocol",
                 "UsherTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: strict
         ),
     ]
 )
