@@ -1,0 +1,95 @@
+/// One method per request of protocol v1. Each is `send(_:)` with the request built from its arguments; a parameter
+/// left nil is not sent, and the daemon applies its default (usually: the active user).
+extension UsherClient {
+    /// Who the daemon is and what this connection may do.
+    public func hello() async throws -> HelloRequest.Result {
+        try await self.send(HelloRequest())
+    }
+
+    /// The configured identity providers.
+    public func providers() async throws -> ProvidersRequest.Result {
+        try await self.send(ProvidersRequest())
+    }
+
+    /// Creates an email/password account at a provider that supports registration.
+    public func register(
+        provider: String? = nil,
+        email: String,
+        password: String
+    ) async throws
+        -> RegisterRequest.Result
+    {
+        try await self.send(RegisterRequest(provider: provider, email: email, password: password))
+    }
+
+    /// Logs in; the user becomes the active user. Build the request with `LoginRequest.emailPassword`, `.anonymous`
+    /// or `.apiKey`.
+    public func login(_ request: LoginRequest) async throws -> UserResult {
+        try await self.send(request)
+    }
+
+    /// The active user, if any.
+    public func currentUser() async throws -> CurrentUserRequest.Result {
+        try await self.send(CurrentUserRequest())
+    }
+
+    /// Every user on the device, oldest first.
+    public func listUsers() async throws -> ListUsersRequest.Result {
+        try await self.send(ListUsersRequest())
+    }
+
+    /// Makes another logged-in user active; with `ifGeneration`, only if nothing changed since that generation.
+    public func switchUser(id: String, ifGeneration: Int64? = nil) async throws -> UserResult {
+        try await self.send(SwitchUserRequest(userID: id, ifGeneration: ifGeneration))
+    }
+
+    /// Logs a user out (by default the active user); an anonymous user is removed instead.
+    public func logout(userID: String? = nil) async throws -> LogoutRequest.Result {
+        try await self.send(LogoutRequest(userID: userID))
+    }
+
+    /// Deletes everything about a user from the device.
+    public func removeUser(id: String) async throws -> RemoveUserRequest.Result {
+        try await self.send(RemoveUserRequest(userID: id))
+    }
+
+    /// A currently valid access token for a user (by default the active user), valid for at least `minValid` seconds.
+    public func accessToken(userID: String? = nil, minValid: Int64? = nil) async throws -> AccessTokenRequest.Result {
+        try await self.send(AccessTokenRequest(userID: userID, minValid: minValid))
+    }
+
+    /// Refreshes a user's access token now (by default the active user's).
+    public func refresh(userID: String? = nil) async throws -> RefreshRequest.Result {
+        try await self.send(RefreshRequest(userID: userID))
+    }
+
+    /// Creates a named API key; the result holds the key, which is never shown again.
+    public func createAPIKey(name: String, userID: String? = nil) async throws -> CreateAPIKeyRequest.Result {
+        try await self.send(CreateAPIKeyRequest(name: name, userID: userID))
+    }
+
+    /// The names of a user's API keys.
+    public func listAPIKeys(userID: String? = nil) async throws -> ListAPIKeysRequest.Result {
+        try await self.send(ListAPIKeysRequest(userID: userID))
+    }
+
+    /// Deletes a user's API key by name.
+    public func deleteAPIKey(name: String, userID: String? = nil) async throws -> DeleteAPIKeyRequest.Result {
+        try await self.send(DeleteAPIKeyRequest(name: name, userID: userID))
+    }
+
+    /// The public keys that verify access tokens issued by the daemon's local providers.
+    public func jwks() async throws -> JWKSRequest.Result {
+        try await self.send(JWKSRequest())
+    }
+
+    /// Starts the delivery of events (all, or the named ones) to `events`.
+    public func subscribe(events: [EventName]? = nil) async throws -> SubscribeRequest.Result {
+        try await self.send(SubscribeRequest(events: events))
+    }
+
+    /// The daemon's health and counters.
+    public func status() async throws -> StatusRequest.Result {
+        try await self.send(StatusRequest())
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import UsherClient
+
+/// Everything the CLI writes goes through here: unbuffered, one write per line, so that `usher watch | grep ...`
+/// shows each event as it happens and stdout and stderr interleave in order.
+enum Output {
+    /// Writes a line to stdout.
+    static func line(_ text: String = "") {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Writes lines to stdout.
+    static func lines(_ texts: [String]) {
+        guard !texts.isEmpty else { return }
+        FileHandle.standardOutput.write(Data((texts.joined(separator: "\n") + "\n").utf8))
+    }
+
+    /// Writes a line to stderr.
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Writes a JSON value as one line to stdout, keys sorted.
+    static func json(_ value: some Encodable) {
+        FileHandle.standardOutput.write(Data(LineCodec.line(value)))
+    }
+
+    /// Pads columns to their widest cell, two spaces apart; the last column is not padded.
+    static func table(header: [String], rows: [[String]]) -> [String] {
+        let all = [header] + rows
+        let columns = all.map(\.count).max() ?? 0
+        var widths = [Int](repeating: 0, count: columns)
+        for row in all {
+            for (index, cell) in row.enumerated() {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        return all.map { row in
+            var line = ""
+            for (index, cell) in row.enumerated() {
+                if index > 0 { line += "  " }
+                line += cell
+                if index < row.count - 1 { line += String(repeating: " ", count: widths[index] - cell.count) }
+            }
+            return line
+        }
+    }
+
+    /// Key and value pairs, the values aligned.
+    static func fields(_ pairs: [(String, String)]) -> [String] {
+        let width = pairs.map(\.0.count).max() ?? 0
+        return pairs.map { key, value in key + String(repeating: " ", count: width - key.count) + "  " + value }
+    }
+}
+
+/// How times and durations read in human output.
+enum Format {
+    /// Local wall-clock time, `2026-11-21 09:03:58`.
+    static func time(_ timestamp: Timestamp) -> String {
+        var seconds = time_t(timestamp.secondsSinceEpoch)
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return timestamp.rfc3339 }
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d",
+            Int(parts.tm_year) + 1900,
+            Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday),
+            Int(parts.tm_hour),
+            Int(parts.tm_min),
+            Int(parts.tm_sec)
+        )
+    }
+
+    /// Local time of day, `09:03:58`.
+    static func timeOfDay(_ timestamp: Timestamp) -> String {
+        String(self.time(timestamp).suffix(8))
+    }
+
+    /// A time with how far it is from now: `2026-11-21 09:03:58 (in 59m)`.
+    static func timeWithDistance(_ timestamp: Timestamp, now: Timestamp = .now()) -> String {
+        let seconds = (timestamp.millisecondsSinceEpoch - now.millisecondsSinceEpoch) / 1000
+        let distance = seconds >= 0 ? "in \(self.duration(seconds))" : "\(self.duration(-seconds)) ago"
+        return "\(self.time(timestamp)) (\(distance))"
+    }
+
+    /// A duration in its two largest units: `3d 4h`, `1h 2m`, `5m 3s`, `42s` (a zero second unit is left out).
+    static func duration(_ seconds: Int64) -> String {
+        let units: [(size: Int64, name: String)] = [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")]
+        let seconds = max(0, seconds)
+        let first = units.firstIndex { seconds >= $0.size } ?? units.count - 1
+        var text = "\(seconds / units[first].size)\(units[first].name)"
+        if first + 1 < units.count {
+            let next = seconds % units[first].size / units[first + 1].size
+            if next > 0 { text += " \(next)\(units[first + 1].name)" }
+        }
+        return text
+    }
+
+    /// `joe@example.com (u_123)`, or the id alone for a user without an email.
+    static func user(_ user: UserInfo) -> String {
+        user.email.map { "\($0) (\(user.id))" } ?? user.id
+    }
+
+    /// The fields that describe one user: `whoami`, `login` and `switch` print them.
+    static func userFields(_ user: UserInfo) -> [String] {
+        var pairs: [(String, String)] = []
+        pairs.append(("user", user.email ?? user.id))
+        if user.email != nil { pairs.append(("id", user.id)) }
+        if let name = user.name { pairs.append(("name", name)) }
+        pairs.append(("provider", user.provider))
+        pairs.append(("kind", user.kind))
+        pairs.append(("state", user.state.rawValue.replacingOccurrences(of: "_", with: " ")))
+        pairs.append(("token", self.tokenSummary(user)))
+        if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }
+        return Output.fields(pairs)
+    }
+
+    /// `fresh, expires 2026-11-21 09:03:58 (in 59m)`, `retrying at ... after provider_unavailable`, `none`.
+    static func tokenSummary(_ user: UserInfo) -> String {
+        var text = user.tokenState.rawValue
+        if user.tokenState == .retrying, let retryAt = user.retryAt {
+            text += " at \(self.timeWithDistance(retryAt))"
+            if let error = user.lastRefreshError { text += " after \(error)" }
+        } else if user.tokenState != .none, let expiresAt = user.accessTokenExpiresAt {
+            text += ", expires \(self.timeWithDistance(expiresAt))"
+        }
+        return text
+    }
+}

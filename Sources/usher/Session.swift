@@ -1,0 +1,65 @@
+import ArgumentParser
+import UsherClient
+
+/// The options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon's socket (default: $USHER_SOCKET, else $XDG_RUNTIME_DIR/usher/usher.sock, else /run/usher/usher.sock).",
+            valueName: "path"
+        )
+    )
+    var socket: String?
+
+    @Flag(name: .long, help: "Print the JSON result of the call as usherd sent it, on one line.")
+    var json = false
+
+    /// Connects, runs `body`, and disconnects.
+    func withSession(_ body: (Session) async throws -> Void) async throws {
+        let location = SocketLocation.resolve(explicitPath: self.socket)
+        try await UsherClient.withConnection(to: location) { client in
+            try await body(Session(client: client, json: self.json))
+        }
+    }
+}
+
+/// One command's connection, with the CLI's conventions on top of the client.
+struct Session {
+    let client: UsherClient
+    /// Whether `--json` asked for the raw result instead of readable output.
+    let json: Bool
+
+    /// The command's main call: with `--json`, its result is printed as the daemon sent it.
+    func perform<Request: UsherRequest>(_ request: Request) async throws -> Request.Result {
+        let (result, json) = try await self.client.sendReturningJSON(request)
+        if self.json { Output.json(json) }
+        return result
+    }
+
+    /// Turns a user reference into a user id. An argument with an `@` is an email, matched case-insensitively against
+    /// the users on the device (an exact id match wins); anything else is an id, passed on as it is.
+    func userID(for reference: String) async throws -> String {
+        guard reference.contains("@") else { return reference }
+        let users = try await self.client.listUsers().users
+        if let user = users.first(where: { $0.id == reference }) { return user.id }
+        let wanted = reference.lowercased()
+        let matches = users.filter { $0.email?.lowercased() == wanted }
+        switch matches.count {
+        case 0:
+            throw ResponseError(.userNotFound, "no user with the email \(reference)")
+        case 1:
+            return matches[0].id
+        default:
+            let ids = matches.map { "\($0.id) (\($0.provider))" }.joined(separator: ", ")
+            throw CLIError("several users have the email \(reference): \(ids); name one by its id")
+        }
+    }
+
+    /// `userID(for:)` for an optional argument.
+    func userID(for reference: String?) async throws -> String? {
+        guard let reference else { return nil }
+        let id: String = try await self.userID(for: reference)
+        return id
+    }
+}

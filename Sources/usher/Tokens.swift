@@ -1,0 +1,145 @@
+import ArgumentParser
+import UsherClient
+
+extension Usher {
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a valid access token, and nothing else.",
+            discussion: #"For scripts: curl -H "Authorization: Bearer $(usher token)" ..."#
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Option(help: "The user's id or email (default: the active user).")
+        var user: String?
+
+        @Option(
+            name: .customLong("min-valid"),
+            help: ArgumentHelp("How long the token must stay valid at least, in seconds.", valueName: "seconds")
+        )
+        var minValid: Int64?
+
+        func validate() throws {
+            if let minValid = self.minValid, minValid < 0 {
+                throw ValidationError("--min-valid must not be negative.")
+            }
+        }
+
+        func run() async throws {
+            try await self.options.withSession { session in
+                let userID = try await session.userID(for: self.user)
+                let token = try await session.perform(AccessTokenRequest(userID: userID, minValid: self.minValid))
+                guard !session.json else { return }
+                Output.line(token.accessToken)
+            }
+        }
+    }
+
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Refresh a user's access token now and print its new expiry."
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The user's id or email (default: the active user).")
+        var user: String?
+
+        func run() async throws {
+            try await self.options.withSession { session in
+                let userID = try await session.userID(for: self.user)
+                let result = try await session.perform(RefreshRequest(userID: userID))
+                guard !session.json else { return }
+                Output.line(
+                    "Refreshed the access token of \(result.userID); it expires "
+                        + Format.timeWithDistance(result.accessTokenExpiresAt) + "."
+                )
+            }
+        }
+    }
+
+    struct APIKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "api-key",
+            abstract: "Create, list and delete a user's API keys.",
+            subcommands: [Create.self, List.self, Delete.self]
+        )
+
+        /// Without a subcommand: the help, on stderr, as a usage error.
+        func run() async throws {
+            Output.error(Self.helpMessage())
+            throw ExitCode(Usher.Exit.usage)
+        }
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create an API key and print it; it is shown only this once."
+            )
+
+            @OptionGroup var options: GlobalOptions
+
+            @Argument(help: "A name for the key.")
+            var name: String
+
+            @Option(help: "The user's id or email (default: the active user).")
+            var user: String?
+
+            func run() async throws {
+                try await self.options.withSession { session in
+                    let userID = try await session.userID(for: self.user)
+                    let result = try await session.perform(CreateAPIKeyRequest(name: self.name, userID: userID))
+                    if !session.json { Output.line(result.key) }
+                    Output.error(
+                        "usher: API key \(result.name) of \(result.userID) will not be shown again; store it now."
+                    )
+                }
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List the names of a user's API keys.")
+
+            @OptionGroup var options: GlobalOptions
+
+            @Option(help: "The user's id or email (default: the active user).")
+            var user: String?
+
+            func run() async throws {
+                try await self.options.withSession { session in
+                    let userID = try await session.userID(for: self.user)
+                    let result = try await session.perform(ListAPIKeysRequest(userID: userID))
+                    guard !session.json else { return }
+                    guard !result.apiKeys.isEmpty else {
+                        Output.line("No API keys for \(result.userID).")
+                        return
+                    }
+                    let rows = result.apiKeys.map { [$0.name, Format.time($0.createdAt)] }
+                    Output.lines(Output.table(header: ["NAME", "CREATED"], rows: rows))
+                }
+            }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Delete an API key; logging in with it fails from then on."
+            )
+
+            @OptionGroup var options: GlobalOptions
+
+            @Argument(help: "The key's name.")
+            var name: String
+
+            @Option(help: "The user's id or email (default: the active user).")
+            var user: String?
+
+            func run() async throws {
+                try await self.options.withSession { session in
+                    let userID = try await session.userID(for: self.user)
+                    let result = try await session.perform(DeleteAPIKeyRequest(name: self.name, userID: userID))
+                    guard !session.json else { return }
+                    Output.line("Deleted API key \(result.name) of \(result.userID).")
+                }
+            }
+        }
+    }
+}

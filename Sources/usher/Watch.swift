@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import UsherClient
+
+extension Usher {
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print events as they happen, until usherd closes the connection or Ctrl-C.",
+            discussion: "Events: \(EventName.allCases.map(\.rawValue).joined(separator: ", "))."
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Option(
+            help: ArgumentHelp(
+                "Only these events, comma-separated (default: all). May be repeated.",
+                valueName: "names"
+            )
+        )
+        var events: [String] = []
+
+        func validate() throws {
+            _ = try self.eventNames()
+        }
+
+        private func eventNames() throws -> [EventName]? {
+            let names = self.events.flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard !names.isEmpty else { return nil }
+            return try names.map { name in
+                guard let event = EventName(rawValue: name) else {
+                    let known = EventName.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ValidationError("Unknown event \"\(name)\"; the events are: \(known).")
+                }
+                return event
+            }
+        }
+
+        func run() async throws {
+            let names = try self.eventNames()
+            try await self.options.withSession { session in
+                _ = try await session.client.subscribe(events: names)
+                for await event in session.client.events {
+                    if session.json {
+                        Output.json(event)
+                    } else {
+                        Output.line(Self.describe(event))
+                    }
+                }
+                // The daemon closed the connection (after `daemon_stopping`, or not): watching is over, and that is
+                // success. A broken protocol is not.
+                if let reason = session.client.closeReason, reason != .connectionClosed {
+                    throw reason
+                }
+            }
+        }
+
+        /// `08:03:58 user_logged_in       gen 4  joe@example.com (u_...)`
+        static func describe(_ event: Event, at time: Timestamp = .now()) -> String {
+            let width = EventName.allCases.map(\.rawValue.count).max() ?? 0
+            let name = event.name.rawValue
+            var line = "\(Format.timeOfDay(time)) \(name)\(String(repeating: " ", count: width - name.count))"
+            line += "  gen \(event.generation)"
+            let details: String
+            switch event.payload {
+            case .userLoggedIn(let user):
+                details = Format.user(user)
+            case .activeUserChanged(let previous, let current):
+                details = "\(previous ?? "none") -> \(current ?? "none")"
+            case .userLoggedOut(let userID, let reason):
+                details = "\(userID) (\(reason.rawValue.replacingOccurrences(of: "_", with: " ")))"
+            case .userRemoved(let userID):
+                details = userID
+            case .tokenRefreshed(let userID, let expiresAt):
+                details = "\(userID)  expires \(Format.time(expiresAt))"
+            case .refreshFailed(let userID, let code, let message, let retryAt):
+                details = "\(userID)  \(message) (\(code))" + (retryAt.map { "  retry at \(Format.time($0))" } ?? "")
+            case .daemonStopping:
+                details = ""
+            }
+            return details.isEmpty ? line : line + "  " + details
+        }
+    }
+}
