@@ -35,8 +35,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// Whole seconds since the epoch, rounded down (the `iat`/`exp` unit of JWTs).
     public var secondsSinceEpoch: Int64 {
-        self.millisecondsSinceEpoch >= 0
-            ? self.millisecondsSinceEpoch / 1000 : (self.millisecondsSinceEpoch - 999) / 1000
+        // Floor division without an intermediate that overflows near `Int64.min`.
+        self.millisecondsSinceEpoch / 1000 - (self.millisecondsSinceEpoch % 1000 < 0 ? 1 : 0)
     }
 
     public var description: String { self.rfc3339 }
@@ -44,7 +44,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public var rfc3339: String {
         let millis = Int64(((self.millisecondsSinceEpoch % 1000) + 1000) % 1000)
-        let seconds = (self.millisecondsSinceEpoch - millis) / 1000
+        let seconds = self.secondsSinceEpoch
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = Self.civil(fromDays: days)

@@ -1,0 +1,603 @@
+import Foundation
+import Testing
+import UsherProtocol
+
+/// The wire format, pinned byte for byte: sorted keys, no escaped slashes, every `UserInfo` key present, one `\n`.
+///
+/// Each golden line is also decoded back (with a plain `JSONDecoder`, and as a client would with
+/// `LineCodec.decodeIncoming`) and must give the original value.
+@Suite("Golden JSON")
+struct GoldenJSONTests {
+    // MARK: - Results
+
+    @Test func helloResult() throws {
+        let result = HelloRequest.Result(
+            protocol: protocolVersion,
+            server: "usherd",
+            version: "0.1.0",
+            peer: HelloRequest.Peer(uid: 1000, gid: 1001, pid: 4242),
+            permissions: ["read", "write"]
+        )
+        try expectResult(
+            result,
+            id: .int(1),
+            #"{"id":1,"result":{"peer":{"gid":1001,"pid":4242,"uid":1000},"permissions":["read","write"],"#
+                + #""protocol":1,"server":"usherd","version":"0.1.0"}}"# + "\n"
+        )
+    }
+
+    @Test func providersResult() throws {
+        let result = ProvidersRequest.Result(providers: [
+            ProviderInfo(name: "local", type: "local", credentials: ["email_password", "api_key"], default: true),
+            ProviderInfo(name: "corp/sso", type: "oidc", credentials: [], default: false),
+        ])
+        try expectResult(
+            result,
+            id: .int(2),
+            #"{"id":2,"result":{"providers":[{"credentials":["email_password","api_key"],"default":true,"#
+                + #""name":"local","type":"local"},{"credentials":[],"default":false,"name":"corp/sso","type":"oidc"}]}}"#
+                + "\n"
+        )
+    }
+
+    @Test func registerResult() throws {
+        try expectResult(
+            RegisterRequest.Result(provider: "local", email: "ada@example.com"),
+            id: .string("r-1"),
+            #"{"id":"r-1","result":{"email":"ada@example.com","provider":"local"}}"# + "\n"
+        )
+    }
+
+    @Test func userResultWithEveryField() throws {
+        try expectResult(
+            UserResult(generation: 3, user: Fixtures.fullUser),
+            id: .int(3),
+            #"{"id":3,"result":{"generation":3,"user":"# + Fixtures.fullUserJSON + "}}\n"
+        )
+    }
+
+    @Test func userResultWithNulls() throws {
+        try expectResult(
+            UserResult(generation: 4, user: Fixtures.bareUser),
+            id: .int(4),
+            #"{"id":4,"result":{"generation":4,"user":"# + Fixtures.bareUserJSON + "}}\n"
+        )
+    }
+
+    @Test func currentUserResult() throws {
+        try expectResult(
+            CurrentUserRequest.Result(generation: 5, user: Fixtures.fullUser),
+            id: .int(5),
+            #"{"id":5,"result":{"generation":5,"user":"# + Fixtures.fullUserJSON + "}}\n"
+        )
+    }
+
+    @Test func currentUserResultWithoutUser() throws {
+        try expectResult(
+            CurrentUserRequest.Result(generation: 0, user: nil),
+            id: .int(6),
+            #"{"id":6,"result":{"generation":0,"user":null}}"# + "\n"
+        )
+    }
+
+    @Test func listUsersResult() throws {
+        try expectResult(
+            ListUsersRequest.Result(generation: 7, users: [Fixtures.fullUser, Fixtures.bareUser]),
+            id: .int(7),
+            #"{"id":7,"result":{"generation":7,"users":["# + Fixtures.fullUserJSON + ","
+                + Fixtures.bareUserJSON + "]}}\n"
+        )
+        try expectResult(
+            ListUsersRequest.Result(generation: 0, users: []),
+            id: .int(8),
+            #"{"id":8,"result":{"generation":0,"users":[]}}"# + "\n"
+        )
+    }
+
+    @Test func logoutResultOfRemovedAnonymousUser() throws {
+        var user = Fixtures.bareUser
+        user.state = .removed
+        let userJSON = Fixtures.bareUserJSON.replacingOccurrences(
+            of: #""state":"logged_out""#,
+            with: #""state":"removed""#
+        )
+        #expect(userJSON.contains(#""state":"removed""#))
+        try expectResult(
+            LogoutRequest.Result(generation: 9, user: user, revoked: false),
+            id: .int(9),
+            #"{"id":9,"result":{"generation":9,"revoked":false,"user":"# + userJSON + "}}\n"
+        )
+    }
+
+    @Test func logoutResultOfLoggedOutUser() throws {
+        var user = Fixtures.fullUser
+        user.state = .loggedOut
+        user.active = false
+        user.tokenState = .none
+        user.accessTokenExpiresAt = nil
+        user.refreshTokenExpiresAt = nil
+        user.nextRefreshAt = nil
+        user.retryAt = nil
+        user.lastRefreshError = nil
+        try expectResult(
+            LogoutRequest.Result(generation: 10, user: user, revoked: true),
+            id: .int(10),
+            #"{"id":10,"result":{"generation":10,"revoked":true,"user":{"access_token_expires_at":null,"#
+                + #""active":false,"created_at":"2027-01-15T08:00:00.000Z","email":"ada@example.com","id":"u_01","#
+                + #""kind":"email_password","last_active_at":"2027-01-15T08:01:00.456Z","#
+                + #""last_login_at":"2027-01-15T08:01:00.123Z","last_refresh_error":null,"name":"Ada Lovelace","#
+                + #""next_refresh_at":null,"provider":"local","refresh_token_expires_at":null,"retry_at":null,"#
+                + #""state":"logged_out","token_state":"none"}}}"# + "\n"
+        )
+    }
+
+    @Test func removeUserResult() throws {
+        try expectResult(
+            RemoveUserRequest.Result(generation: 11, userID: "u_02"),
+            id: .int(11),
+            #"{"id":11,"result":{"generation":11,"user_id":"u_02"}}"# + "\n"
+        )
+    }
+
+    @Test func accessTokenResult() throws {
+        try expectResult(
+            AccessTokenRequest.Result(
+                userID: "u_01",
+                accessToken: "eyJhbGciOiJFUzI1NiJ9.e30.a/b+c=",
+                tokenType: "Bearer",
+                expiresAt: Fixtures.at(3_600_000),
+                expiresIn: 3540
+            ),
+            id: .int(12),
+            #"{"id":12,"result":{"access_token":"eyJhbGciOiJFUzI1NiJ9.e30.a/b+c=","#
+                + #""expires_at":"2027-01-15T09:00:00.000Z","expires_in":3540,"token_type":"Bearer","user_id":"u_01"}}"#
+                + "\n"
+        )
+    }
+
+    @Test func refreshResult() throws {
+        try expectResult(
+            RefreshRequest.Result(userID: "u_01", accessTokenExpiresAt: Fixtures.at(3_600_000)),
+            id: .int(13),
+            #"{"id":13,"result":{"access_token_expires_at":"2027-01-15T09:00:00.000Z","user_id":"u_01"}}"# + "\n"
+        )
+    }
+
+    @Test func createAPIKeyResult() throws {
+        try expectResult(
+            CreateAPIKeyRequest.Result(userID: "u_01", name: "ci", key: "usk_0123/abcd", createdAt: Fixtures.t0),
+            id: .int(14),
+            #"{"id":14,"result":{"created_at":"2027-01-15T08:00:00.000Z","key":"usk_0123/abcd","name":"ci","#
+                + #""user_id":"u_01"}}"# + "\n"
+        )
+    }
+
+    @Test func listAPIKeysResult() throws {
+        try expectResult(
+            ListAPIKeysRequest.Result(
+                userID: "u_01",
+                apiKeys: [
+                    APIKeyInfo(name: "ci", createdAt: Fixtures.t0),
+                    APIKeyInfo(name: "deploy", createdAt: Fixtures.at(86_400_000)),
+                ]
+            ),
+            id: .int(15),
+            #"{"id":15,"result":{"api_keys":[{"created_at":"2027-01-15T08:00:00.000Z","name":"ci"},"#
+                + #"{"created_at":"2027-01-16T08:00:00.000Z","name":"deploy"}],"user_id":"u_01"}}"# + "\n"
+        )
+        try expectResult(
+            ListAPIKeysRequest.Result(userID: "u_01", apiKeys: []),
+            id: .int(16),
+            #"{"id":16,"result":{"api_keys":[],"user_id":"u_01"}}"# + "\n"
+        )
+    }
+
+    @Test func deleteAPIKeyResult() throws {
+        try expectResult(
+            DeleteAPIKeyRequest.Result(userID: "u_01", name: "ci"),
+            id: .int(17),
+            #"{"id":17,"result":{"name":"ci","user_id":"u_01"}}"# + "\n"
+        )
+    }
+
+    @Test func jwksResultWritesOnlyPresentFields() throws {
+        let result = JWKSRequest.Result(keys: [
+            JWK(kty: "EC", kid: "k1", use: "sig", alg: "ES256", crv: "P-256", x: "f83O", y: "x_FE"),
+            JWK(kty: "RSA", kid: "k2", use: "sig", alg: "RS256", n: "0vx7", e: "AQAB"),
+            JWK(kty: "OKP"),
+        ])
+        try expectResult(
+            result,
+            id: .int(18),
+            #"{"id":18,"result":{"keys":[{"alg":"ES256","crv":"P-256","kid":"k1","kty":"EC","use":"sig","#
+                + #""x":"f83O","y":"x_FE"},{"alg":"RS256","e":"AQAB","kid":"k2","kty":"RSA","n":"0vx7","use":"sig"},"#
+                + #"{"kty":"OKP"}]}}"# + "\n"
+        )
+        try expectResult(JWKSRequest.Result(keys: []), id: .int(19), #"{"id":19,"result":{"keys":[]}}"# + "\n")
+    }
+
+    @Test func subscribeResult() throws {
+        try expectResult(
+            SubscribeRequest.Result(generation: 20, subscribed: [.userLoggedIn, .daemonStopping]),
+            id: .int(20),
+            #"{"id":20,"result":{"generation":20,"subscribed":["user_logged_in","daemon_stopping"]}}"# + "\n"
+        )
+        try expectResult(
+            SubscribeRequest.Result(generation: 21, subscribed: EventName.allCases),
+            id: .int(21),
+            #"{"id":21,"result":{"generation":21,"subscribed":["user_logged_in","active_user_changed","#
+                + #""user_logged_out","user_removed","token_refreshed","refresh_failed","daemon_stopping"]}}"# + "\n"
+        )
+    }
+
+    @Test func statusResultWithNulls() throws {
+        let result = StatusRequest.Result(
+            version: "0.1.0",
+            uptimeSeconds: 3600,
+            generation: 12,
+            users: StatusRequest.UserCounts(loggedIn: 0, loggedOut: 2),
+            activeUserID: nil,
+            connections: 1,
+            refresh: StatusRequest.RefreshCounters(scheduled: 0, nextAt: nil, succeeded: 40, failed: 1)
+        )
+        try expectResult(
+            result,
+            id: .int(22),
+            #"{"id":22,"result":{"active_user_id":null,"connections":1,"generation":12,"#
+                + #""refresh":{"failed":1,"next_at":null,"scheduled":0,"succeeded":40},"uptime_seconds":3600,"#
+                + #""users":{"logged_in":0,"logged_out":2},"version":"0.1.0"}}"# + "\n"
+        )
+    }
+
+    @Test func statusResultWithEveryField() throws {
+        let result = StatusRequest.Result(
+            version: "0.1.0",
+            uptimeSeconds: 0,
+            generation: 1,
+            users: StatusRequest.UserCounts(loggedIn: 3, loggedOut: 0),
+            activeUserID: "u_01",
+            connections: 0,
+            refresh: StatusRequest.RefreshCounters(
+                scheduled: 3,
+                nextAt: Fixtures.at(3_000_000),
+                succeeded: 0,
+                failed: 0
+            )
+        )
+        try expectResult(
+            result,
+            id: nil,
+            #"{"id":null,"result":{"active_user_id":"u_01","connections":0,"generation":1,"#
+                + #""refresh":{"failed":0,"next_at":"2027-01-15T08:50:00.000Z","scheduled":3,"succeeded":0},"#
+                + #""uptime_seconds":0,"users":{"logged_in":3,"logged_out":0},"version":"0.1.0"}}"# + "\n"
+        )
+    }
+
+    @Test func resultIDsAreEchoedVerbatim() throws {
+        let result = RemoveUserRequest.Result(generation: 1, userID: "u")
+        let body = #""result":{"generation":1,"user_id":"u"}}"# + "\n"
+        try expectResult(result, id: .int(-3), #"{"id":-3,"# + body)
+        try expectResult(result, id: .int(.max), #"{"id":9223372036854775807,"# + body)
+        try expectResult(result, id: .double(1.5), #"{"id":1.5,"# + body)
+        try expectResult(result, id: .string(""), #"{"id":"","# + body)
+        try expectResult(result, id: .string("a/b \"c\""), #"{"id":"a/b \"c\"","# + body)
+        try expectResult(result, id: nil, #"{"id":null,"# + body)
+    }
+
+    // MARK: - Errors
+
+    @Test func errorWithIntegerID() throws {
+        try expectError(
+            ResponseError(.userNotFound, "no user u_9"),
+            id: .int(7),
+            #"{"error":{"code":"user_not_found","message":"no user u_9"},"id":7}"# + "\n"
+        )
+    }
+
+    @Test func errorWithStringID() throws {
+        try expectError(
+            ResponseError(.invalidParams, "params.user_id is required"),
+            id: .string("req/7"),
+            #"{"error":{"code":"invalid_params","message":"params.user_id is required"},"id":"req/7"}"# + "\n"
+        )
+    }
+
+    @Test func errorWithDoubleID() throws {
+        try expectError(
+            ResponseError(.conflict, "generation is 4, not 3"),
+            id: .double(2.5),
+            #"{"error":{"code":"conflict","message":"generation is 4, not 3"},"id":2.5}"# + "\n"
+        )
+    }
+
+    @Test func errorWithoutID() throws {
+        try expectError(
+            ResponseError(.invalidRequest, "the line is not valid JSON"),
+            id: nil,
+            #"{"error":{"code":"invalid_request","message":"the line is not valid JSON"},"id":null}"# + "\n"
+        )
+    }
+
+    @Test func errorMessageEscaping() throws {
+        // Slashes stay as they are; quotes, backslashes and control characters are escaped; non-ASCII is UTF-8.
+        try expectError(
+            ResponseError(.internal, "see https://example.com/x \"quoted\" \\ tab\t é"),
+            id: .int(1),
+            #"{"error":{"code":"internal","message":"see https://example.com/x \"quoted\" \\ tab\t é"},"id":1}"#
+                + "\n"
+        )
+    }
+
+    @Test(arguments: ErrorCode.all)
+    func everyErrorCode(code: ErrorCode) throws {
+        try expectError(
+            ResponseError(code, "m"),
+            id: .int(1),
+            #"{"error":{"code":""# + code.rawValue + #"","message":"m"},"id":1}"# + "\n"
+        )
+    }
+
+    @Test func errorCodesAreStable() {
+        #expect(
+            ErrorCode.all.map(\.rawValue) == [
+                "invalid_request", "unknown_method", "invalid_params", "line_too_long", "provider_not_found",
+                "unsupported_credentials", "invalid_credentials", "account_exists", "registration_disabled",
+                "user_not_found", "user_logged_out", "no_active_user", "conflict", "permission_denied",
+                "api_key_not_found", "provider_unavailable", "internal",
+            ]
+        )
+        #expect(Set(ErrorCode.all).count == ErrorCode.all.count)
+    }
+
+    @Test func unknownErrorCodeStillDecodes() throws {
+        let line = #"{"error":{"code":"from_the_future","message":"m"},"id":1}"#
+        guard case .response(let id, .failure(let error)) = try LineCodec.decodeIncoming(Array(line.utf8)) else {
+            Issue.record("not an error response")
+            return
+        }
+        #expect(id == .int(1))
+        #expect(error == ResponseError(ErrorCode("from_the_future"), "m"))
+    }
+
+    // MARK: - Events
+
+    @Test func userLoggedInEvent() throws {
+        try expectEvent(
+            Event(generation: 3, .userLoggedIn(user: Fixtures.fullUser)),
+            #"{"data":{"user":"# + Fixtures.fullUserJSON + #"},"event":"user_logged_in","generation":3}"# + "\n"
+        )
+    }
+
+    @Test func activeUserChangedEvent() throws {
+        try expectEvent(
+            Event(generation: 4, .activeUserChanged(previousUserID: "u_01", userID: "u_02")),
+            #"{"data":{"previous_user_id":"u_01","user_id":"u_02"},"event":"active_user_changed","generation":4}"#
+                + "\n"
+        )
+        try expectEvent(
+            Event(generation: 5, .activeUserChanged(previousUserID: nil, userID: "u_01")),
+            #"{"data":{"previous_user_id":null,"user_id":"u_01"},"event":"active_user_changed","generation":5}"#
+                + "\n"
+        )
+        try expectEvent(
+            Event(generation: 6, .activeUserChanged(previousUserID: "u_01", userID: nil)),
+            #"{"data":{"previous_user_id":"u_01","user_id":null},"event":"active_user_changed","generation":6}"#
+                + "\n"
+        )
+    }
+
+    @Test func userLoggedOutEvent() throws {
+        try expectEvent(
+            Event(generation: 7, .userLoggedOut(userID: "u_01", reason: .requested)),
+            #"{"data":{"reason":"requested","user_id":"u_01"},"event":"user_logged_out","generation":7}"# + "\n"
+        )
+        try expectEvent(
+            Event(generation: 8, .userLoggedOut(userID: "u_01", reason: .sessionRevoked)),
+            #"{"data":{"reason":"session_revoked","user_id":"u_01"},"event":"user_logged_out","generation":8}"#
+                + "\n"
+        )
+        try expectEvent(
+            Event(generation: 9, .userLoggedOut(userID: "u_01", reason: .refreshTokenExpired)),
+            #"{"data":{"reason":"refresh_token_expired","user_id":"u_01"},"event":"user_logged_out","generation":9}"#
+                + "\n"
+        )
+    }
+
+    @Test func userRemovedEvent() throws {
+        try expectEvent(
+            Event(generation: 10, .userRemoved(userID: "u_02")),
+            #"{"data":{"user_id":"u_02"},"event":"user_removed","generation":10}"# + "\n"
+        )
+    }
+
+    @Test func tokenRefreshedEvent() throws {
+        try expectEvent(
+            Event(generation: 10, .tokenRefreshed(userID: "u_01", accessTokenExpiresAt: Fixtures.at(3_600_000))),
+            #"{"data":{"access_token_expires_at":"2027-01-15T09:00:00.000Z","user_id":"u_01"},"#
+                + #""event":"token_refreshed","generation":10}"# + "\n"
+        )
+    }
+
+    @Test func refreshFailedEvent() throws {
+        try expectEvent(
+            Event(
+                generation: 11,
+                .refreshFailed(
+                    userID: "u_01",
+                    code: .providerUnavailable,
+                    message: "https://id.example.com/token timed out",
+                    retryAt: Fixtures.at(90_000)
+                )
+            ),
+            #"{"data":{"code":"provider_unavailable","message":"https://id.example.com/token timed out","#
+                + #""retry_at":"2027-01-15T08:01:30.000Z","user_id":"u_01"},"event":"refresh_failed","generation":11}"#
+                + "\n"
+        )
+        try expectEvent(
+            Event(
+                generation: 12,
+                .refreshFailed(userID: "u_01", code: .invalidCredentials, message: "revoked", retryAt: nil)
+            ),
+            #"{"data":{"code":"invalid_credentials","message":"revoked","retry_at":null,"user_id":"u_01"},"#
+                + #""event":"refresh_failed","generation":12}"# + "\n"
+        )
+    }
+
+    @Test func daemonStoppingEvent() throws {
+        try expectEvent(
+            Event(generation: 13, .daemonStopping),
+            #"{"data":{},"event":"daemon_stopping","generation":13}"# + "\n"
+        )
+    }
+
+    @Test func eventNamesMatchPayloads() {
+        let events: [Event] = [
+            Event(generation: 0, .userLoggedIn(user: Fixtures.bareUser)),
+            Event(generation: 0, .activeUserChanged(previousUserID: nil, userID: nil)),
+            Event(generation: 0, .userLoggedOut(userID: "u", reason: .requested)),
+            Event(generation: 0, .userRemoved(userID: "u")),
+            Event(generation: 0, .tokenRefreshed(userID: "u", accessTokenExpiresAt: Fixtures.t0)),
+            Event(generation: 0, .refreshFailed(userID: "u", code: .internal, message: "", retryAt: nil)),
+            Event(generation: 0, .daemonStopping),
+        ]
+        #expect(events.map(\.name) == EventName.allCases)
+    }
+
+    // MARK: - Incoming classification
+
+    @Test func incomingEventIsAnEventEvenWithAnID() throws {
+        // A line with "event" is an event, whatever else it carries.
+        let line = #"{"data":{"user_id":"u"},"event":"user_removed","generation":2,"id":5}"#
+        guard case .event(let event) = try LineCodec.decodeIncoming(Array(line.utf8)) else {
+            Issue.record("not classified as an event")
+            return
+        }
+        #expect(event == Event(generation: 2, .userRemoved(userID: "u")))
+    }
+
+    @Test func incomingResultOfNull() throws {
+        guard case .response(let id, .success(let value)) = try LineCodec.decodeIncoming(Array(#"{"id":1}"#.utf8))
+        else {
+            Issue.record("not classified as a response")
+            return
+        }
+        #expect(id == .int(1))
+        #expect(value == .null)
+    }
+
+    @Test func incomingRejectsUnknownEventsAndGarbage() {
+        #expect(throws: (any Error).self) {
+            try LineCodec.decodeIncoming(Array(#"{"data":{},"event":"no_such_event","generation":1}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try LineCodec.decodeIncoming(Array(#"{"data":{},"event":"user_removed","generation":1}"#.utf8))
+        }
+        #expect(throws: (any Error).self) { try LineCodec.decodeIncoming(Array("not json".utf8)) }
+        #expect(throws: (any Error).self) { try LineCodec.decodeIncoming(Array("[]".utf8)) }
+        #expect(throws: (any Error).self) { try LineCodec.decodeIncoming([UInt8]()) }
+    }
+
+    // MARK: - Requests written by clients
+
+    @Test func requestLines() {
+        #expect(
+            text(LineCodec.encode(Request(id: .int(1), method: "hello"))) == #"{"id":1,"method":"hello"}"# + "\n"
+        )
+        #expect(text(LineCodec.encode(Request(id: nil, method: "status"))) == #"{"method":"status"}"# + "\n")
+        #expect(
+            text(LineCodec.encode(SwitchUserRequest(userID: "u/1", ifGeneration: 4).request))
+                == #"{"method":"switch_user","params":{"if_generation":4,"user_id":"u/1"}}"# + "\n"
+        )
+        var request = LoginRequest.emailPassword(provider: "local", email: "a@b.c", password: "pw").request
+        request.id = .string("x")
+        #expect(
+            text(LineCodec.encode(request))
+                == #"{"id":"x","method":"login","params":{"credentials":{"email":"a@b.c","password":"pw","#
+                + #""type":"email_password"},"provider":"local"}}"# + "\n"
+        )
+    }
+}
+
+// MARK: - Helpers
+
+private struct ResultLine<R: Decodable>: Decodable {
+    var id: RequestID?
+    var result: R
+}
+
+private struct ErrorLine: Decodable {
+    var id: RequestID?
+    var error: ResponseError
+}
+
+/// Checks the exact line `encodeResult` writes, and that it reads back as the same value.
+private func expectResult<R: Codable & Equatable>(
+    _ result: R,
+    id: RequestID?,
+    _ expected: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let bytes = LineCodec.encodeResult(id: id, result)
+    #expect(text(bytes) == expected, sourceLocation: sourceLocation)
+
+    let decoded = try JSONDecoder().decode(ResultLine<R>.self, from: Data(expected.utf8))
+    #expect(decoded.id == id, sourceLocation: sourceLocation)
+    #expect(decoded.result == result, sourceLocation: sourceLocation)
+
+    guard
+        case .response(let incomingID, .success(let value)) = try LineCodec.decodeIncoming(withoutTerminator(expected))
+    else {
+        Issue.record("not classified as a successful response", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(incomingID == id, sourceLocation: sourceLocation)
+    #expect(try LineCodec.decode(R.self, from: value) == result, sourceLocation: sourceLocation)
+    // The untyped value writes the very same bytes: nothing is lost or reordered on the way through `JSONValue`.
+    #expect(text(LineCodec.encodeResult(id: id, value)) == expected, sourceLocation: sourceLocation)
+}
+
+/// Checks the exact line `encodeError` writes, and that it reads back as the same error.
+private func expectError(
+    _ error: ResponseError,
+    id: RequestID?,
+    _ expected: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(text(LineCodec.encodeError(id: id, error)) == expected, sourceLocation: sourceLocation)
+
+    let decoded = try JSONDecoder().decode(ErrorLine.self, from: Data(expected.utf8))
+    #expect(decoded.id == id, sourceLocation: sourceLocation)
+    #expect(decoded.error == error, sourceLocation: sourceLocation)
+
+    guard
+        case .response(let incomingID, .failure(let incoming)) = try LineCodec.decodeIncoming(
+            withoutTerminator(expected)
+        )
+    else {
+        Issue.record("not classified as an error response", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(incomingID == id, sourceLocation: sourceLocation)
+    #expect(incoming == error, sourceLocation: sourceLocation)
+}
+
+/// Checks the exact line `encode(_: Event)` writes, and that it reads back as the same event.
+private func expectEvent(
+    _ event: Event,
+    _ expected: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let bytes = LineCodec.encode(event)
+    #expect(text(bytes) == expected, sourceLocation: sourceLocation)
+
+    #expect(try JSONDecoder().decode(Event.self, from: Data(expected.utf8)) == event, sourceLocation: sourceLocation)
+
+    guard case .event(let incoming) = try LineCodec.decodeIncoming(withoutTerminator(expected)) else {
+        Issue.record("not classified as an event", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(incoming == event, sourceLocation: sourceLocation)
+
+    let value = try JSONDecoder().decode(JSONValue.self, from: Data(expected.utf8))
+    #expect(text(LineCodec.line(value)) == expected, sourceLocation: sourceLocation)
+}
