@@ -40,6 +40,7 @@ package struct DeadlineHeap: Sendable {
 
     package mutating func cancel(_ userID: String) {
         self.live.removeValue(forKey: userID)
+        if self.heap.count > 64, self.heap.count > 2 * self.live.count { self.rebuild() }
     }
 
     /// Removes and returns the user with the earliest deadline if it is at or before `now`.

@@ -80,7 +80,7 @@ package actor SessionRegistry {
         self.activeUserID = self.mostRecentlyActiveLoggedInUser()
         let now = self.clock.now()
         let expired = self.users.values.filter { user in
-            user.state == .loggedIn && (user.tokens?.refreshExpiresAt.map { $0 <= now } ?? false)
+            user.state == .loggedIn && (user.tokens.flatMap(Self.sessionEnd).map { $0 <= now } ?? false)
         }
         if !expired.isEmpty {
             try await self.mutate { draft in
@@ -274,8 +274,9 @@ package actor SessionRegistry {
             self.tokenStatus.removeValue(forKey: id)
         }
         for (id, user) in draft.saved {
-            if self.users[id]?.tokens?.refreshToken != user.tokens?.refreshToken {
-                // A new session (login) starts with a clean refresh state; a refresh keeps the token's status.
+            if self.users[id]?.tokens != user.tokens {
+                // New tokens (a login, or a refresh, rotating or not) start with a clean refresh state: a pending retry
+                // belonged to the old ones. Only the in-flight flag carries over.
                 let refreshing = self.tokenStatus[id]?.refreshing ?? false
                 self.tokenStatus[id] = TokenStatus(refreshing: refreshing)
             }
@@ -435,12 +436,17 @@ package actor SessionRegistry {
             user.providerData = authentication.providerData
             user.lastLoginAt = now
             draft.saved[userID] = user
-            if !wasLoggedIn {
-                draft.changesGeneration = true
-                draft.events.append(.userLoggedIn(user: self.info(user)))
-            }
             if self.activeUserID != userID {
                 self.activate(user, at: now, in: &draft)
+            }
+            if !wasLoggedIn {
+                draft.changesGeneration = true
+                // The user as it is once this change applies: active (a login always makes it so), with its refresh
+                // deadline.
+                var info = self.info(draft.saved[userID] ?? user)
+                info.active = true
+                info.nextRefreshAt = user.tokens?.refreshToken != nil ? self.nextDeadline(for: user, now: now) : nil
+                draft.events.append(.userLoggedIn(user: info))
             }
             return false
         }
@@ -573,7 +579,14 @@ package actor SessionRegistry {
         guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
         let now = self.clock.now()
         let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
-        if tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch < required {
+        let remaining = tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch
+        if remaining <= 0 || remaining < required {
+            // A session without a refresh token cannot be extended: its token is good until it expires, and then the
+            // session is over (the scheduler logs the user out at that moment).
+            guard tokens.refreshToken != nil else {
+                guard remaining > 0 else { throw SessionError.userLoggedOut(user.id) }
+                return self.tokenResult(user.id, tokens)
+            }
             do {
                 tokens = try await self.refreshTokens(of: user.id)
             } catch ProviderError.unavailable(let message) {
@@ -584,10 +597,14 @@ package actor SessionRegistry {
                 tokens = stored
             }
         }
+        return self.tokenResult(user.id, tokens)
+    }
+
+    private func tokenResult(_ userID: String, _ tokens: TokenSet) -> AccessTokenRequest.Result {
         let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
-        self.logger.info("access token handed out", metadata: ["user.id": "\(user.id)"])
+        self.logger.info("access token handed out", metadata: ["user.id": "\(userID)"])
         return AccessTokenRequest.Result(
-            userID: user.id,
+            userID: userID,
             accessToken: tokens.accessToken,
             tokenType: "Bearer",
             expiresAt: tokens.expiresAt,
@@ -606,7 +623,7 @@ package actor SessionRegistry {
     package func deadlineReached(for userID: String) async {
         guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else { return }
         let now = self.clock.now()
-        if let refreshExpiresAt = tokens.refreshExpiresAt, refreshExpiresAt <= now {
+        if let end = Self.sessionEnd(of: tokens), end <= now {
             await self.expire(userID: userID, refreshToken: tokens.refreshToken)
             return
         }
@@ -698,20 +715,31 @@ package actor SessionRegistry {
         }
         self.refreshesSucceeded += 1
 
-        let (applied, _) = try await self.mutate { draft -> Bool in
-            guard var current = self.users[userID], current.state == .loggedIn,
-                current.tokens?.refreshToken == session.tokens.refreshToken
-            else { return false }
-            var tokens = refreshed.tokens
-            // A provider that does not rotate keeps the old refresh token and its expiry.
-            if tokens.refreshToken == nil {
-                tokens.refreshToken = session.tokens.refreshToken
-                tokens.refreshExpiresAt = tokens.refreshExpiresAt ?? session.tokens.refreshExpiresAt
+        let applied: Bool
+        do {
+            (applied, _) = try await self.mutate { draft -> Bool in
+                guard var current = self.users[userID], current.state == .loggedIn,
+                    current.tokens?.refreshToken == session.tokens.refreshToken
+                else { return false }
+                var tokens = refreshed.tokens
+                // A provider that does not rotate keeps the old refresh token and its expiry.
+                if tokens.refreshToken == nil {
+                    tokens.refreshToken = session.tokens.refreshToken
+                    tokens.refreshExpiresAt = tokens.refreshExpiresAt ?? session.tokens.refreshExpiresAt
+                }
+                current.tokens = tokens
+                current.providerData = refreshed.providerData ?? current.providerData
+                draft.saved[userID] = current
+                return true
             }
-            current.tokens = tokens
-            current.providerData = refreshed.providerData ?? current.providerData
-            draft.saved[userID] = current
-            return true
+        } catch {
+            // The provider answered but the new tokens could not be stored: keep the user's timer going.
+            self.logger.error(
+                "could not store refreshed tokens",
+                metadata: ["user.id": "\(userID)", "error": "\(error)"]
+            )
+            await self.scheduleRetry(of: userID, session: session, code: .internal, message: "could not store tokens")
+            throw error
         }
         guard applied, let tokens = self.users[userID]?.tokens else {
             // Late result for a session that no longer exists: discard it, and revoke what the provider just issued.
@@ -794,15 +822,22 @@ package actor SessionRegistry {
     private func nextDeadline(for user: User, now: Timestamp) -> Timestamp? {
         guard user.state == .loggedIn, let tokens = user.tokens else { return nil }
         var deadline: Timestamp? = nil
-        if tokens.refreshToken != nil {
+        // An access token that already lasts until the refresh token expires cannot be extended by a refresh.
+        if tokens.refreshToken != nil, tokens.refreshExpiresAt.map({ tokens.expiresAt < $0 }) ?? true {
             deadline = Self.refreshDeadline(
                 for: tokens,
                 userID: user.id,
                 marginMilliseconds: self.configuration.refreshMarginMilliseconds
             )
         }
-        if let expiry = tokens.refreshExpiresAt { deadline = min(deadline ?? expiry, expiry) }
+        if let end = Self.sessionEnd(of: tokens) { deadline = min(deadline ?? end, end) }
         return deadline
+    }
+
+    /// When a session ends by itself: at the refresh token's expiry, or, for a session without a refresh token, when
+    /// its access token expires. Nil when the provider gave no expiry for the refresh token.
+    private static func sessionEnd(of tokens: TokenSet) -> Timestamp? {
+        tokens.refreshExpiresAt ?? (tokens.refreshToken == nil ? tokens.expiresAt : nil)
     }
 
     private func scheduleTimer(for user: User) async {

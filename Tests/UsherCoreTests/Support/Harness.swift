@@ -1,0 +1,205 @@
+import Logging
+import Testing
+import UsherCore
+import UsherProtocol
+import UsherStore
+
+/// A session registry over an in-memory SQLite database, scripted providers and a manual clock.
+struct Harness {
+    let clock: ManualClock
+    let database: AppDatabase
+    let providers: [ScriptedProvider]
+    let configuration: RegistryConfiguration
+    let registry: SessionRegistry
+
+    /// The default provider.
+    var provider: ScriptedProvider { self.providers[0] }
+
+    /// Tests never bootstrap logging; the registry logs nowhere.
+    static let logger = Logger(label: "usher.tests", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    init(
+        providerNames: [String] = ["scripted"],
+        refreshMarginMilliseconds: Int64 = 300_000,
+        accessLifetimeMilliseconds: Int64 = 3_600_000,
+        refreshLifetimeMilliseconds: Int64? = nil
+    ) async throws {
+        let clock = ManualClock()
+        self.clock = clock
+        self.database = try AppDatabase.inMemory()
+        self.providers = providerNames.map { ScriptedProvider(name: $0, clock: clock) }
+        for provider in self.providers {
+            provider.setLifetimes(
+                accessMilliseconds: accessLifetimeMilliseconds,
+                refreshMilliseconds: refreshLifetimeMilliseconds
+            )
+        }
+        self.configuration = RegistryConfiguration(refreshMarginMilliseconds: refreshMarginMilliseconds)
+        self.registry = Self.makeRegistry(
+            database: self.database,
+            providers: self.providers,
+            configuration: self.configuration,
+            clock: clock
+        )
+        try await self.registry.load()
+    }
+
+    private static func makeRegistry(
+        database: AppDatabase,
+        providers: [ScriptedProvider],
+        configuration: RegistryConfiguration,
+        clock: ManualClock
+    ) -> SessionRegistry {
+        SessionRegistry(
+            store: database,
+            providers: providers,
+            defaultProvider: providers[0].name,
+            configuration: configuration,
+            clock: clock,
+            logger: Self.logger
+        )
+    }
+
+    /// A second registry on the same database, as after a daemon restart; `load()` is the caller's to call.
+    func restartedRegistry() -> SessionRegistry {
+        Self.makeRegistry(
+            database: self.database,
+            providers: self.providers,
+            configuration: self.configuration,
+            clock: self.clock
+        )
+    }
+
+    static func credentials(_ email: String, password: String = "ok") -> [String: JSONValue] {
+        ["type": "email_password", "email": .string(email), "password": .string(password)]
+    }
+
+    @discardableResult
+    func login(_ email: String, provider: String? = nil) async throws -> UserInfo {
+        try await self.registry.login(provider: provider, credentials: Self.credentials(email)).user
+    }
+
+    @discardableResult
+    func loginAnonymously(provider: String? = nil) async throws -> UserInfo {
+        try await self.registry.login(provider: provider, credentials: ["type": "anonymous"]).user
+    }
+
+    func users() async -> [UserInfo] { await self.registry.listUsers().users }
+
+    func user(_ id: String) async -> UserInfo? { await self.users().first { $0.id == id } }
+
+    func activeID() async -> String? { await self.registry.currentUser().user?.id }
+
+    func generation() async -> Int64 { await self.registry.currentGeneration }
+
+    /// The tokens as the database holds them.
+    func storedTokens(_ id: String) async throws -> TokenSet? {
+        try await self.database.loadSessions().users.first { $0.id == id }?.tokens
+    }
+}
+
+/// Runs `body` while the registry's refresh scheduler runs, as the daemon's token refresher does; stops it after.
+func withRunningScheduler<T: Sendable>(
+    _ registry: SessionRegistry,
+    _ body: () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+        group.addTask { await registry.scheduler.run { await registry.deadlineReached(for: $0) } }
+        defer { group.cancelAll() }
+        return try await body()
+    }
+}
+
+/// Polls `condition` until it holds; records an issue and returns false after `timeout` of real time.
+func waitUntil(
+    _ what: Comment,
+    timeout: Duration = .seconds(40),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async -> Bool
+) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !(await condition()) {
+        if ContinuousClock.now >= deadline {
+            Issue.record("timed out waiting until \(what)", sourceLocation: sourceLocation)
+            return false
+        }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
+/// Waits until the refresh scheduler's loop sleeps on `clock` and stays asleep for a few polls in a row.
+///
+/// The loop may sleep briefly and wake at once (a deadline scheduled before it started leaves a wake-up pending), so
+/// one sleeper seen once does not yet mean it is idle.
+func waitUntilSleeping(
+    _ clock: ManualClock,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> Bool {
+    var settled = 0
+    return await waitUntil("the scheduler sleeps", sourceLocation: sourceLocation) {
+        settled = clock.sleeperCount == 1 ? settled + 1 : 0
+        return settled >= 5
+    }
+}
+
+/// Checks that `current_user` and the `active` flags of `list_users` agree, and that there is exactly one active user
+/// while anyone is logged in.
+func expectConsistentActiveUser(
+    _ registry: SessionRegistry,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    let users = await registry.listUsers().users
+    let current = await registry.currentUser().user
+    let active = users.filter(\.active)
+    if users.contains(where: { $0.state == .loggedIn }) {
+        #expect(active.count == 1, sourceLocation: sourceLocation)
+        #expect(active.first?.state == .loggedIn, sourceLocation: sourceLocation)
+        #expect(current?.id == active.first?.id, sourceLocation: sourceLocation)
+    } else {
+        #expect(active.isEmpty, sourceLocation: sourceLocation)
+        #expect(current == nil, sourceLocation: sourceLocation)
+    }
+}
+
+/// Reads a subscription's events in order.
+struct EventLog {
+    private var iterator: AsyncStream<Event>.Iterator
+    /// Labels for user ids, so that summaries read `user_logged_in a`.
+    var names: [String: String] = [:]
+
+    init(_ registry: SessionRegistry) {
+        self.iterator = registry.events.subscribe(filter: nil).events.makeAsyncIterator()
+    }
+
+    mutating func next() async -> Event? { await self.iterator.next() }
+
+    /// The next `count` events, each summarised as `<generation> <event> <details>`.
+    mutating func next(_ count: Int) async -> [String] {
+        var summaries: [String] = []
+        for _ in 0..<count {
+            guard let event = await self.iterator.next() else { break }
+            summaries.append(self.summary(event))
+        }
+        return summaries
+    }
+
+    func summary(_ event: Event) -> String {
+        func name(_ id: String?) -> String { id.map { self.names[$0] ?? $0 } ?? "nil" }
+        let details: String
+        switch event.payload {
+        case .userLoggedIn(let user): details = name(user.id)
+        case .activeUserChanged(let previous, let current): details = "\(name(previous)) -> \(name(current))"
+        case .userLoggedOut(let id, let reason): details = "\(name(id)) \(reason.rawValue)"
+        case .userRemoved(let id): details = name(id)
+        case .tokenRefreshed(let id, _): details = name(id)
+        case .refreshFailed(let id, let code, _, _): details = "\(name(id)) \(code)"
+        case .daemonStopping: details = ""
+        }
+        return "\(event.generation) \(event.name.rawValue) \(details)"
+    }
+}
+
+extension Timestamp {
+    func adding(seconds: Int64) -> Timestamp { self.adding(milliseconds: seconds * 1000) }
+}
