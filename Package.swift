@@ -73,9 +73,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(
             name: "UsherDaemon",
             dependencies: [
+                "CSystemd",
                 "UsherProtocol",
                 "UsherCore",
                 "UsherStore",
@@ -86,6 +92,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -117,12 +124,25 @@ let package = Package(
         ),
         .testTarget(
             name: "UsherProtocolTests",
-            dependencies: ["UsherProtocol", "UsherFraming"],
+            dependencies: [
+                "UsherProtocol",
+                "UsherFraming",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UsherCoreTests",
-            dependencies: ["UsherCore", "UsherStore", "UsherProviders", "UsherTestSupport"],
+            dependencies: [
+                "UsherCore",
+                "UsherStore",
+                "UsherProviders",
+                "UsherTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -19,7 +19,7 @@ struct ProtocolTests {
             }
             try client.send(raw: Array(batch.utf8))
             for index in 0..<20 {
-                let response = try client.readObject()
+                let response = try await client.readObject()
                 let expected: JSONValue = index.isMultiple(of: 2) ? .int(Int64(index)) : .string("r\(index)")
                 #expect(response["id"] == expected)
                 #expect(response["result"] != nil)
@@ -47,25 +47,25 @@ struct ProtocolTests {
             ]
             for (line, code) in cases {
                 try client.send(line)
-                let response = try client.readObject()
+                let response = try await client.readObject()
                 #expect(response["error"]?["code"]?.stringValue == code, "for \(line)")
                 #expect(response["error"]?["message"]?.stringValue?.isEmpty == false)
             }
             // The id is echoed when it could be read.
             try client.send("{\"id\":\"abc\",\"method\":\"nope\"}")
-            #expect(try client.readObject()["id"] == "abc")
+            #expect(try await client.readObject()["id"] == "abc")
             // Unknown fields are ignored; invalid UTF-8 and NUL bytes are refused without harm.
             try client.send("{\"id\":9,\"method\":\"hello\",\"extra\":{\"x\":[1,2]}}")
-            #expect(try client.readObject()["result"]?["server"] == "usherd")
+            #expect(try await client.readObject()["result"]?["server"] == "usherd")
             try client.send(
                 raw: [UInt8](#"{"id":10,"method":"hel"#.utf8) + [0xFF, 0xFE] + [UInt8](#"lo"}"#.utf8) + [10]
             )
-            #expect(try client.readObject()["error"]?["code"] == "invalid_request")
+            #expect(try await client.readObject()["error"]?["code"] == "invalid_request")
             try client.send(raw: [UInt8](#"{"id":11,"method":"hello"}"#.utf8) + [0, 10])
-            #expect(try client.readObject()["error"]?["code"] == "invalid_request")
+            #expect(try await client.readObject()["error"]?["code"] == "invalid_request")
             // Blank lines are skipped; the connection still works.
             try client.send("")
-            #expect(try client.result("hello")["protocol"] == 1)
+            #expect(try await client.result("hello")["protocol"] == 1)
         }
     }
 
@@ -75,13 +75,13 @@ struct ProtocolTests {
             // Exactly at the limit is fine.
             let padding = String(repeating: "x", count: 2048 - #"{"method":"hello","pad":""}"#.utf8.count)
             try client.send(#"{"method":"hello","pad":"\#(padding)"}"#)
-            #expect(try client.readObject()["result"] != nil)
+            #expect(try await client.readObject()["result"] != nil)
             // One byte more, without a newline: refused as soon as it is over, then the connection closes.
             try client.send(raw: Array(repeating: UInt8(ascii: "x"), count: 2049))
-            #expect(try client.readObject()["error"]?["code"] == "line_too_long")
-            #expect(try client.readLine() == nil)
+            #expect(try await client.readObject()["error"]?["code"] == "line_too_long")
+            #expect(try await client.readLine() == nil)
             // The daemon carries on for everyone else.
-            #expect(try daemon.connect().result("hello")["server"] == "usherd")
+            #expect(try await daemon.connect().result("hello")["server"] == "usherd")
         }
     }
 
@@ -91,7 +91,7 @@ struct ProtocolTests {
             for byte in Array(#"{"id":"slow","method":"hello"}"#.utf8) + [10] {
                 try client.send(raw: [byte])
             }
-            #expect(try client.readObject()["id"] == "slow")
+            #expect(try await client.readObject()["id"] == "slow")
         }
     }
 
@@ -99,78 +99,81 @@ struct ProtocolTests {
         try await DaemonProcess.with { daemon in
             let actor = try daemon.connect()
             let watcher = try daemon.connect()
-            _ = try actor.result("register", ["email": "a@example.com", "password": "secret123"])
-            _ = try actor.result("register", ["email": "b@example.com", "password": "secret123"])
-            let subscribed = try watcher.result("subscribe")
+            _ = try await actor.result("register", ["email": "a@example.com", "password": "secret123"])
+            _ = try await actor.result("register", ["email": "b@example.com", "password": "secret123"])
+            let subscribed = try await watcher.result("subscribe")
             #expect(subscribed["generation"] == 0)
             #expect(subscribed["subscribed"]?.arrayValue?.contains("user_logged_in") == true)
 
             let a = try #require(
-                try actor.result("login", SessionRulesTests.emailLogin("a@example.com"))["user"]?["id"]?.stringValue
+                try await actor.result("login", SessionRulesTests.emailLogin("a@example.com"))["user"]?["id"]?
+                    .stringValue
             )
-            let loggedIn = try watcher.nextEvent()
+            let loggedIn = try await watcher.nextEvent()
             #expect(loggedIn["event"] == "user_logged_in")
             #expect(loggedIn["generation"] == 1)
             #expect(loggedIn["data"]?["user"]?["id"]?.stringValue == a)
-            let activeChanged = try watcher.nextEvent()
+            let activeChanged = try await watcher.nextEvent()
             #expect(activeChanged["event"] == "active_user_changed")
             #expect(activeChanged["data"] == ["previous_user_id": nil, "user_id": .string(a)])
             #expect(activeChanged["generation"] == 1)
 
             let b = try #require(
-                try actor.result("login", SessionRulesTests.emailLogin("b@example.com"))["user"]?["id"]?.stringValue
+                try await actor.result("login", SessionRulesTests.emailLogin("b@example.com"))["user"]?["id"]?
+                    .stringValue
             )
-            _ = try watcher.nextEvent()
-            _ = try watcher.nextEvent()
-            _ = try actor.result("switch_user", ["user_id": .string(a)])
-            let switched = try watcher.nextEvent()
+            _ = try await watcher.nextEvent()
+            _ = try await watcher.nextEvent()
+            _ = try await actor.result("switch_user", ["user_id": .string(a)])
+            let switched = try await watcher.nextEvent()
             #expect(switched["event"] == "active_user_changed")
             #expect(switched["generation"] == 3)
             #expect(switched["data"] == ["previous_user_id": .string(b), "user_id": .string(a)])
 
-            _ = try actor.result("remove_user", ["user_id": .string(a)])
-            let removedEvent = try watcher.nextEvent()
+            _ = try await actor.result("remove_user", ["user_id": .string(a)])
+            let removedEvent = try await watcher.nextEvent()
             #expect(removedEvent["event"] == "user_removed")
             #expect(removedEvent["generation"] == 4)
-            let handedOver = try watcher.nextEvent()
+            let handedOver = try await watcher.nextEvent()
             #expect(handedOver["data"] == ["previous_user_id": .string(a), "user_id": .string(b)])
             #expect(handedOver["generation"] == 4)
 
             // The subscriber's own requests are still answered, with events kept apart.
-            #expect(try watcher.result("current_user")["user"]?["id"]?.stringValue == b)
+            #expect(try await watcher.result("current_user")["user"]?["id"]?.stringValue == b)
 
             // A filtered subscription only gets what it asked for.
             let filtered = try daemon.connect()
-            _ = try filtered.result("subscribe", ["events": ["user_logged_out"]])
-            _ = try actor.result("logout")
-            let loggedOut = try filtered.nextEvent()
+            _ = try await filtered.result("subscribe", ["events": ["user_logged_out"]])
+            _ = try await actor.result("logout")
+            let loggedOut = try await filtered.nextEvent()
             #expect(loggedOut["event"] == "user_logged_out")
             #expect(loggedOut["data"] == ["user_id": .string(b), "reason": "requested"])
-            #expect(try filtered.errorCode("subscribe", ["events": ["nope"]]) == "invalid_params")
+            #expect(try await filtered.errorCode("subscribe", ["events": ["nope"]]) == "invalid_params")
         }
     }
 
     @Test func stateSurvivesARestart() async throws {
         try await DaemonProcess.with { daemon in
             let client = try daemon.connect()
-            _ = try client.result("register", ["email": "a@example.com", "password": "secret123"])
-            _ = try client.result("register", ["email": "b@example.com", "password": "secret123"])
+            _ = try await client.result("register", ["email": "a@example.com", "password": "secret123"])
+            _ = try await client.result("register", ["email": "b@example.com", "password": "secret123"])
             let a = try #require(
-                try client.result("login", SessionRulesTests.emailLogin("a@example.com"))["user"]?["id"]?.stringValue
+                try await client.result("login", SessionRulesTests.emailLogin("a@example.com"))["user"]?["id"]?
+                    .stringValue
             )
-            _ = try client.result("login", SessionRulesTests.emailLogin("b@example.com"))
-            _ = try client.result("switch_user", ["user_id": .string(a)])
-            _ = try client.result("logout", ["user_id": .string(a)])
-            let before = try client.result("list_users")
-            let token = try client.result("access_token")
+            _ = try await client.result("login", SessionRulesTests.emailLogin("b@example.com"))
+            _ = try await client.result("switch_user", ["user_id": .string(a)])
+            _ = try await client.result("logout", ["user_id": .string(a)])
+            let before = try await client.result("list_users")
+            let token = try await client.result("access_token")
             client.close()
 
             try await daemon.restart()
             let after = try daemon.connect()
-            #expect(try after.result("list_users") == before)
-            #expect(try after.result("current_user")["generation"] == before["generation"])
+            #expect(try await after.result("list_users") == before)
+            #expect(try await after.result("current_user")["generation"] == before["generation"])
             // The same token is still handed out (nothing was refreshed or lost).
-            #expect(try after.result("access_token")["access_token"] == token["access_token"])
+            #expect(try await after.result("access_token")["access_token"] == token["access_token"])
             // SIGTERM ends the daemon cleanly and removes its socket.
             #expect(try await daemon.stop() == 0)
             #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
@@ -179,7 +182,7 @@ struct ProtocolTests {
 
     @Test func filesArePrivate() async throws {
         try await DaemonProcess.with { daemon in
-            _ = try daemon.connect().result("login", ["credentials": ["type": "anonymous"]])
+            _ = try await daemon.connect().result("login", ["credentials": ["type": "anonymous"]])
             func mode(_ path: String) throws -> Int {
                 let attributes = try FileManager.default.attributesOfItem(atPath: path)
                 return (attributes[.posixPermissions] as? Int ?? -1) & 0o777
@@ -201,13 +204,13 @@ struct ProtocolTests {
             )
             #expect(second.status != 0)
             #expect(second.stderr.contains("already listening"))
-            #expect(try daemon.connect().result("hello")["server"] == "usherd")
+            #expect(try await daemon.connect().result("hello")["server"] == "usherd")
 
             // After a crash the socket file stays behind; the next start replaces it.
             try await daemon.kill9()
             #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
             try await daemon.start()
-            #expect(try daemon.connect().result("hello")["server"] == "usherd")
+            #expect(try await daemon.connect().result("hello")["server"] == "usherd")
         }
     }
 
@@ -262,11 +265,12 @@ struct ProtocolTests {
     @Test func accessTokensAreES256JWTsVerifiableWithJWKS() async throws {
         try await DaemonProcess.with { daemon in
             let client = try daemon.connect()
-            _ = try client.result("register", ["email": "joe@example.com", "password": "secret123"])
+            _ = try await client.result("register", ["email": "joe@example.com", "password": "secret123"])
             let user = try #require(
-                try client.result("login", SessionRulesTests.emailLogin("joe@example.com"))["user"]?["id"]?.stringValue
+                try await client.result("login", SessionRulesTests.emailLogin("joe@example.com"))["user"]?["id"]?
+                    .stringValue
             )
-            let token = try client.result("access_token")
+            let token = try await client.result("access_token")
             #expect(token["token_type"] == "Bearer")
             #expect(token["user_id"]?.stringValue == user)
             let expiresIn = try #require(token["expires_in"]?.intValue)
@@ -275,7 +279,7 @@ struct ProtocolTests {
             let parts = jwt.split(separator: ".").map(String.init)
             #expect(parts.count == 3)
 
-            let key = try #require(try client.result("jwks")["keys"]?.arrayValue?.first)
+            let key = try #require(try await client.result("jwks")["keys"]?.arrayValue?.first)
             #expect(key["kty"] == "EC")
             #expect(key["crv"] == "P-256")
             #expect(key["alg"] == "ES256")

@@ -20,9 +20,9 @@ struct TokenLifecycleTests {
     @Test func tokensAreRefreshedBeforeExpiryWithoutAnyRequest() async throws {
         try await DaemonProcess.with(config: Self.shortLived(access: "3s", refresh: "60s")) { daemon in
             let watcher = try daemon.connect()
-            _ = try watcher.result("subscribe", ["events": ["token_refreshed"]])
+            _ = try await watcher.result("subscribe", ["events": ["token_refreshed"]])
             let client = try daemon.connect()
-            let login = try client.result("login", ["credentials": ["type": "anonymous"]])
+            let login = try await client.result("login", ["credentials": ["type": "anonymous"]])
             let userID = try #require(login["user"]?["id"]?.stringValue)
             let firstExpiry = try #require(login["user"]?["access_token_expires_at"]?.stringValue)
             let nextRefresh = try #require(login["user"]?["next_refresh_at"]?.stringValue)
@@ -31,7 +31,7 @@ struct TokenLifecycleTests {
             let lead = try #require(Self.milliseconds(firstExpiry)) - (try #require(Self.milliseconds(nextRefresh)))
             #expect((1500...1650).contains(lead))
 
-            let event = try watcher.nextEvent()
+            let event = try await watcher.nextEvent()
             #expect(event["event"] == "token_refreshed")
             #expect(event["data"]?["user_id"]?.stringValue == userID)
             // The token itself is never in an event.
@@ -42,12 +42,12 @@ struct TokenLifecycleTests {
             #expect(event["generation"] == login["generation"])
 
             // And again: the user stays fresh for as long as the session lasts.
-            _ = try watcher.nextEvent()
-            let status = try client.result("status")
+            _ = try await watcher.nextEvent()
+            let status = try await client.result("status")
             #expect((status["refresh"]?["succeeded"]?.intValue ?? 0) >= 2)
             #expect(status["refresh"]?["failed"] == 0)
             #expect(status["refresh"]?["scheduled"] == 1)
-            #expect(try client.result("access_token")["expires_in"]?.intValue ?? 0 >= 1)
+            #expect(try await client.result("access_token")["expires_in"]?.intValue ?? 0 >= 1)
         }
     }
 
@@ -58,11 +58,13 @@ struct TokenLifecycleTests {
     @Test func minValidForcesARefreshAndConcurrentCallsShareIt() async throws {
         try await DaemonProcess.with(config: Self.shortLived(access: "20s", refresh: "60s", margin: "1s")) { daemon in
             let client = try daemon.connect()
-            _ = try client.result("login", ["credentials": ["type": "anonymous"]])
-            let first = try client.result("access_token")
+            _ = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            let first = try await client.result("access_token")
             // A token issued within the last second satisfies any min_valid: no refresh loop.
-            #expect(try client.result("access_token", ["min_valid": 3600])["access_token"] == first["access_token"])
-            #expect(try client.result("status")["refresh"]?["succeeded"] == 0)
+            #expect(
+                try await client.result("access_token", ["min_valid": 3600])["access_token"] == first["access_token"]
+            )
+            #expect(try await client.result("status")["refresh"]?["succeeded"] == 0)
 
             try await Task.sleep(for: .milliseconds(1500))
             // 200 connections ask at once for a token valid for an hour (more than any token can give): one refresh.
@@ -72,19 +74,19 @@ struct TokenLifecycleTests {
             }
             var tokens = Set<String>()
             for connection in connections {
-                let response = try connection.readObject()
+                let response = try await connection.readObject()
                 let token = try #require(response["result"]?["access_token"]?.stringValue)
                 tokens.insert(token)
                 #expect((18...20).contains(response["result"]?["expires_in"]?.intValue ?? 0))
             }
             #expect(tokens.count == 1)
             #expect(!tokens.contains(try #require(first["access_token"]?.stringValue)))
-            #expect(try client.result("status")["refresh"]?["succeeded"] == 1)
+            #expect(try await client.result("status")["refresh"]?["succeeded"] == 1)
 
             // An explicit refresh always goes to the provider.
-            let refreshed = try client.result("refresh")
+            let refreshed = try await client.result("refresh")
             #expect(refreshed["access_token_expires_at"] != nil)
-            #expect(try client.result("status")["refresh"]?["succeeded"] == 2)
+            #expect(try await client.result("status")["refresh"]?["succeeded"] == 2)
         }
     }
 
@@ -102,34 +104,35 @@ struct TokenLifecycleTests {
             """
         try await DaemonProcess.with(config: config) { daemon in
             let watcher = try daemon.connect()
-            _ = try watcher.result("subscribe", ["events": ["user_logged_out", "active_user_changed"]])
+            _ = try await watcher.result("subscribe", ["events": ["user_logged_out", "active_user_changed"]])
             let client = try daemon.connect()
-            _ = try client.result("register", ["email": "long@example.com", "password": "secret123"])
-            _ = try client.result(
+            _ = try await client.result("register", ["email": "long@example.com", "password": "secret123"])
+            _ = try await client.result(
                 "register",
                 ["provider": "short", "email": "short@example.com", "password": "secret123"]
             )
             let longID = try #require(
-                try client.result("login", SessionRulesTests.emailLogin("long@example.com"))["user"]?["id"]?.stringValue
+                try await client.result("login", SessionRulesTests.emailLogin("long@example.com"))["user"]?["id"]?
+                    .stringValue
             )
             var shortLogin = SessionRulesTests.emailLogin("short@example.com")
             shortLogin["provider"] = "short"
-            let shortID = try #require(try client.result("login", shortLogin)["user"]?["id"]?.stringValue)
-            #expect(try watcher.nextEvent()["data"]?["user_id"]?.stringValue == longID)
-            #expect(try watcher.nextEvent()["data"]?["user_id"]?.stringValue == shortID)
+            let shortID = try #require(try await client.result("login", shortLogin)["user"]?["id"]?.stringValue)
+            #expect(try await watcher.nextEvent()["data"]?["user_id"]?.stringValue == longID)
+            #expect(try await watcher.nextEvent()["data"]?["user_id"]?.stringValue == shortID)
 
             // Three seconds after login the short session ends by itself, without any request.
             watcher.timeout = .seconds(10)
-            let loggedOut = try watcher.nextEvent()
+            let loggedOut = try await watcher.nextEvent()
             #expect(loggedOut["event"] == "user_logged_out")
             #expect(loggedOut["data"] == ["user_id": .string(shortID), "reason": "refresh_token_expired"])
-            let handedOver = try watcher.nextEvent()
+            let handedOver = try await watcher.nextEvent()
             #expect(handedOver["event"] == "active_user_changed")
             #expect(handedOver["data"] == ["previous_user_id": .string(shortID), "user_id": .string(longID)])
             #expect(handedOver["generation"] == loggedOut["generation"])
 
-            #expect(try client.errorCode("access_token", ["user_id": .string(shortID)]) == "user_logged_out")
-            let users = try #require(try client.result("list_users")["users"]?.arrayValue)
+            #expect(try await client.errorCode("access_token", ["user_id": .string(shortID)]) == "user_logged_out")
+            let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
             let short = try #require(users.first { $0["id"]?.stringValue == shortID })
             #expect(short["state"] == "logged_out")
             #expect(short["token_state"] == "none")
@@ -151,13 +154,16 @@ struct TokenLifecycleTests {
         try await DaemonProcess.with(config: config) { daemon in
             let client = try daemon.connect()
             let kept = try #require(
-                try client.result("login", ["credentials": ["type": "anonymous"]])["user"]?["id"]?.stringValue
+                try await client.result("login", ["credentials": ["type": "anonymous"]])["user"]?["id"]?.stringValue
             )
-            _ = try client.result("register", ["provider": "brief", "email": "b@example.com", "password": "secret123"])
+            _ = try await client.result(
+                "register",
+                ["provider": "brief", "email": "b@example.com", "password": "secret123"]
+            )
             var briefLogin = SessionRulesTests.emailLogin("b@example.com")
             briefLogin["provider"] = "brief"
-            let brief = try #require(try client.result("login", briefLogin)["user"]?["id"]?.stringValue)
-            let generation = try #require(try client.result("current_user")["generation"]?.intValue)
+            let brief = try #require(try await client.result("login", briefLogin)["user"]?["id"]?.stringValue)
+            let generation = try #require(try await client.result("current_user")["generation"]?.intValue)
             client.close()
 
             // Down for longer than both the access tokens and the brief session last.
@@ -166,15 +172,15 @@ struct TokenLifecycleTests {
             try await daemon.start()
 
             let after = try daemon.connect()
-            let users = try #require(try after.result("list_users")["users"]?.arrayValue)
+            let users = try #require(try await after.result("list_users")["users"]?.arrayValue)
             #expect(users.first { $0["id"]?.stringValue == brief }?["state"] == "logged_out")
             #expect(users.first { $0["id"]?.stringValue == kept }?["state"] == "logged_in")
             // The brief user's session ended while the daemon was down; the active user fell back.
-            let current = try after.result("current_user")
+            let current = try await after.result("current_user")
             #expect(current["user"]?["id"]?.stringValue == kept)
             #expect(current["generation"]?.intValue == generation + 1)
             // The kept user's expired access token is refreshed on demand.
-            let token = try after.result("access_token", ["user_id": .string(kept)])
+            let token = try await after.result("access_token", ["user_id": .string(kept)])
             #expect((1...2).contains(token["expires_in"]?.intValue ?? 0))
         }
     }

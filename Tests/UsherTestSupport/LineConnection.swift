@@ -59,7 +59,10 @@ package final class LineConnection {
     }
 
     /// The next line the daemon sent, or nil when it closed the connection.
-    package func readLine() throws -> String? {
+    ///
+    /// Waits without blocking a thread (a non-blocking poll, then a short sleep), so that tests waiting on the
+    /// daemon never starve other tests of the cooperative pool.
+    package func readLine() async throws -> String? {
         let deadline = ContinuousClock.now + self.timeout
         while true {
             if let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -89,8 +92,8 @@ package final class LineConnection {
     }
 
     /// The next line, parsed as a JSON object.
-    package func readObject() throws -> [String: JSONValue] {
-        guard let line = try self.readLine() else { throw TestSupportError("usherd closed the connection") }
+    package func readObject() async throws -> [String: JSONValue] {
+        guard let line = try await self.readLine() else { throw TestSupportError("usherd closed the connection") }
         guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
             throw TestSupportError("not a JSON object: \(line)")
         }
@@ -102,7 +105,7 @@ package final class LineConnection {
     package var pendingEvents: [[String: JSONValue]] = []
 
     @discardableResult
-    package func call(_ method: String, _ params: [String: JSONValue]? = nil) throws -> [String: JSONValue] {
+    package func call(_ method: String, _ params: [String: JSONValue]? = nil) async throws -> [String: JSONValue] {
         self.nextID += 1
         var request: [String: JSONValue] = ["id": .int(Int64(self.nextID)), "method": .string(method)]
         if let params { request["params"] = .object(params) }
@@ -110,7 +113,7 @@ package final class LineConnection {
         encoder.outputFormatting = .sortedKeys
         try self.send(String(decoding: try encoder.encode(JSONValue.object(request)), as: UTF8.self))
         while true {
-            let object = try self.readObject()
+            let object = try await self.readObject()
             if object["event"] != nil {
                 self.pendingEvents.append(object)
                 continue
@@ -123,8 +126,8 @@ package final class LineConnection {
     }
 
     /// Like `call`, but returns the `result` and fails the test on an error response.
-    package func result(_ method: String, _ params: [String: JSONValue]? = nil) throws -> JSONValue {
-        let response = try self.call(method, params)
+    package func result(_ method: String, _ params: [String: JSONValue]? = nil) async throws -> JSONValue {
+        let response = try await self.call(method, params)
         guard let result = response["result"] else {
             throw TestSupportError("\(method) failed: \(String(describing: response["error"]))")
         }
@@ -132,15 +135,15 @@ package final class LineConnection {
     }
 
     /// Like `call`, but expects an error and returns its code.
-    package func errorCode(_ method: String, _ params: [String: JSONValue]? = nil) throws -> String? {
-        let response = try self.call(method, params)
+    package func errorCode(_ method: String, _ params: [String: JSONValue]? = nil) async throws -> String? {
+        let response = try await self.call(method, params)
         return response["error"]?.objectValue?["code"]?.stringValue
     }
 
     /// The next event (already received or still to come).
-    package func nextEvent() throws -> [String: JSONValue] {
+    package func nextEvent() async throws -> [String: JSONValue] {
         if !self.pendingEvents.isEmpty { return self.pendingEvents.removeFirst() }
-        let object = try self.readObject()
+        let object = try await self.readObject()
         guard object["event"] != nil else { throw TestSupportError("expected an event, got \(object)") }
         return object
     }

@@ -28,8 +28,8 @@ package func runProcess(
     try process.run()
     try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
     try input.fileHandleForWriting.close()
-    async let stdoutData = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-    async let stderrData = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+    async let stdoutData = readToEnd(output.fileHandleForReading)
+    async let stderrData = readToEnd(errors.fileHandleForReading)
     let deadline = ContinuousClock.now + timeout
     while process.isRunning {
         if ContinuousClock.now > deadline {
@@ -43,4 +43,12 @@ package func runProcess(
         stdout: String(decoding: await stdoutData, as: UTF8.self),
         stderr: String(decoding: await stderrData, as: UTF8.self)
     )
+}
+
+/// Reads until end of file on a Dispatch thread: a blocking read must never occupy one of the few threads of the
+/// cooperative pool, which every other test shares.
+package func readToEnd(_ handle: FileHandle) async -> Data {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: handle.readDataToEndOfFile()) }
+    }
 }
