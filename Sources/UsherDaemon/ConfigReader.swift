@@ -126,7 +126,7 @@ struct ConfigSection {
     /// A duration string (`"500ms"`, `"30s"`, `"5m"`, `"12h"`, `"60d"`) in milliseconds.
     mutating func duration(_ name: String, in range: ClosedRange<Int64>) throws(ConfigurationError) -> Int64? {
         guard let text = try self.string(name) else { return nil }
-        guard let milliseconds = Duration.milliseconds(parsing: text) else {
+        guard let milliseconds = DurationText.milliseconds(parsing: text) else {
             throw self.error(
                 name,
                 "must be a duration such as \"500ms\", \"30s\", \"5m\", \"12h\" or \"60d\", not \"\(text)\""
@@ -135,7 +135,7 @@ struct ConfigSection {
         guard range.contains(milliseconds) else {
             throw self.error(
                 name,
-                "must be between \(Duration.format(range.lowerBound)) and \(Duration.format(range.upperBound))"
+                "must be between \(DurationText.format(range.lowerBound)) and \(DurationText.format(range.upperBound))"
             )
         }
         return milliseconds
@@ -173,7 +173,7 @@ struct ConfigSection {
     }
 }
 
-enum Duration {
+enum DurationText {
     /// Parses `<integer><unit>` with unit `ms`, `s`, `m`, `h` or `d`.
     static func milliseconds(parsing text: String) -> Int64? {
         let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]

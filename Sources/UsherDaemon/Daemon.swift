@@ -24,19 +24,33 @@ package enum StartupError: Error, CustomStringConvertible {
 /// Wires the configured pieces together and runs them as services of one `ServiceGroup`.
 package struct Daemon {
     package var configuration: DaemonConfiguration
+    /// The configuration file, re-read on SIGHUP; nil when the daemon runs on defaults.
+    package var configurationPath: String?
     package var socketPath: String
     package var stateDirectory: String
     package var logger: Logger
+    let logLevel: LogLevelSetting
 
-    package init(configuration: DaemonConfiguration, socketPath: String, stateDirectory: String, logger: Logger) {
+    init(
+        configuration: DaemonConfiguration,
+        configurationPath: String?,
+        socketPath: String,
+        stateDirectory: String,
+        logLevel: LogLevelSetting,
+        logger: Logger
+    ) {
         self.configuration = configuration
+        self.configurationPath = configurationPath
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
+        self.logLevel = logLevel
         self.logger = logger
     }
 
-    /// Runs until SIGTERM or SIGINT. Startup failures throw before anything is served.
+    /// Runs until SIGTERM or SIGINT. Start-up failures throw before anything is served.
     package func run() async throws {
+        // Opening the database may run migrations: ask systemd for time before doing it.
+        Systemd.extendTimeout(seconds: 90)
         try Self.prepareStateDirectory(self.stateDirectory)
         let database = try AppDatabase(path: "\(self.stateDirectory)/usher.sqlite")
         let signer = try TokenSigner.loadOrCreate(at: "\(self.stateDirectory)/signing-key.pem")
@@ -46,13 +60,14 @@ package struct Daemon {
         // Password hashing is CPU-heavy: it gets threads of its own, off the event loops and the cooperative pool.
         let hashingPool = NIOThreadPool(numberOfThreads: max(1, min(4, System.coreCount)))
         hashingPool.start()
+        let parts = ProviderParts(
+            database: database,
+            signer: signer,
+            hasher: PasswordHasher(threadPool: hashingPool),
+            clock: clock
+        )
         do {
-            try await self.serve(
-                database: database,
-                signer: signer,
-                hasher: PasswordHasher(threadPool: hashingPool),
-                clock: clock
-            )
+            try await self.serve(parts)
         } catch {
             try? await hashingPool.shutdownGracefully()
             throw error
@@ -60,64 +75,91 @@ package struct Daemon {
         try? await hashingPool.shutdownGracefully()
     }
 
-    private func serve(
-        database: AppDatabase,
-        signer: TokenSigner,
-        hasher: PasswordHasher,
-        clock: SystemClock
-    ) async throws {
+    /// What every provider instance is built from; kept so that a reload can build new ones.
+    struct ProviderParts: Sendable {
+        var database: AppDatabase
+        var signer: TokenSigner
+        var hasher: PasswordHasher
+        var clock: SystemClock
 
-        let providers: [any IdentityProvider] = self.configuration.providers.map { provider in
-            switch provider {
-            case .local(let name, let localConfiguration):
-                LocalProvider(
-                    name: name,
-                    configuration: localConfiguration,
-                    database: database,
-                    signer: signer,
-                    hasher: hasher,
-                    clock: clock
-                )
+        func providers(for configuration: DaemonConfiguration) -> [any IdentityProvider] {
+            configuration.providers.map { provider in
+                switch provider {
+                case .local(let name, let localConfiguration):
+                    LocalProvider(
+                        name: name,
+                        configuration: localConfiguration,
+                        database: self.database,
+                        signer: self.signer,
+                        hasher: self.hasher,
+                        clock: self.clock
+                    )
+                }
             }
         }
+    }
+
+    private func serve(_ parts: ProviderParts) async throws {
         let registry = SessionRegistry(
-            store: database,
-            providers: providers,
+            store: parts.database,
+            providers: parts.providers(for: self.configuration),
             defaultProvider: self.configuration.defaultProvider,
-            configuration: RegistryConfiguration(
-                refreshMarginMilliseconds: self.configuration.refreshMarginMilliseconds
-            ),
-            clock: clock,
+            configuration: self.configuration.registryConfiguration,
+            clock: parts.clock,
             logger: self.logger
         )
+        Systemd.extendTimeout(seconds: 90)
         try await registry.load()
 
         let tracker = ConnectionTracker()
+        let settings = ServerSettings(limits: self.configuration.limits, policy: AccessPolicy(daemonUID: getuid()))
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
-            maximumJSONDepth: self.configuration.limits.maximumJSONDepth,
+            settings: settings,
             connectionCount: { tracker.count }
         )
-        let server = try await SocketServer.bind(
-            .path(self.socketPath, mode: self.configuration.socketMode),
-            limits: self.configuration.limits,
-            dispatcher: dispatcher,
-            policy: AccessPolicy(daemonUID: getuid()),
-            tracker: tracker,
-            logger: self.logger
-        )
+        let address: ListenAddress
+        if let descriptor = Systemd.listeningDescriptor(named: "usher") {
+            address = .inherited(descriptor: descriptor, path: self.socketPath)
+        } else {
+            address = .path(self.socketPath, mode: self.configuration.socketMode)
+        }
+        let server = try await SocketServer.bind(address, dispatcher: dispatcher, tracker: tracker, logger: self.logger)
+        let activation = if case .inherited = address { " (socket activation)" } else { "" }
         self.logger.info(
-            "usherd \(usherdVersion) listening",
-            metadata: ["socket": "\(self.socketPath)", "state_directory": "\(self.stateDirectory)"]
+            "usherd \(usherdVersion) listening\(activation)",
+            metadata: ["socket": "\(address.displayPath)", "state_directory": "\(self.stateDirectory)"]
         )
+        let status = SystemdStatusService(registry: registry, logger: self.logger)
+        Systemd.ready(status: await status.currentStatus())
 
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server),
+            .init(service: RefreshService(registry: registry)),
+            .init(service: status),
+            .init(
+                service: ReloadService(
+                    reloader: Reloader(
+                        configurationPath: self.configurationPath,
+                        running: self.configuration,
+                        parts: parts,
+                        registry: registry,
+                        settings: settings,
+                        logLevel: self.logLevel,
+                        status: status,
+                        logger: self.logger
+                    )
+                )
+            ),
+        ]
+        if let interval = Systemd.watchdogInterval() {
+            self.logger.info("watchdog enabled", metadata: ["interval": "\(interval)"])
+            services.append(.init(service: WatchdogService(interval: interval, registry: registry)))
+        }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: server),
-                    .init(service: RefreshService(registry: registry)),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )
@@ -162,6 +204,12 @@ package struct Daemon {
     }
 }
 
+extension DaemonConfiguration {
+    var registryConfiguration: RegistryConfiguration {
+        RegistryConfiguration(refreshMarginMilliseconds: self.refreshMarginMilliseconds)
+    }
+}
+
 /// Runs the refresh scheduler: one loop for every user's token deadlines.
 struct RefreshService: Service {
     let registry: SessionRegistry
@@ -170,6 +218,60 @@ struct RefreshService: Service {
         let registry = self.registry
         await cancelWhenGracefulShutdown {
             await registry.scheduler.run { userID in await registry.deadlineReached(for: userID) }
+        }
+    }
+}
+
+/// Keeps systemd's `STATUS=` line current (`2 users logged in, active: joe@example.com`) and says `STOPPING=1` as
+/// soon as a graceful shutdown begins.
+struct SystemdStatusService: Service {
+    let registry: SessionRegistry
+    let logger: Logger
+
+    func currentStatus() async -> String {
+        let snapshot = await self.registry.snapshot()
+        let users = snapshot.loggedIn == 1 ? "1 user logged in" : "\(snapshot.loggedIn) users logged in"
+        guard let active = snapshot.activeUserLabel else { return snapshot.loggedIn == 0 ? "no user logged in" : users }
+        return "\(users), active: \(active)"
+    }
+
+    func run() async throws {
+        let (_, subscription) = await self.registry.subscribe(
+            filter: [.userLoggedIn, .userLoggedOut, .userRemoved, .activeUserChanged]
+        )
+        await withGracefulShutdownHandler {
+            await cancelWhenGracefulShutdown {
+                var last = await self.currentStatus()
+                for await _ in subscription.events {
+                    let status = await self.currentStatus()
+                    if status != last {
+                        Systemd.status(status)
+                        last = status
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            Systemd.stopping()
+        }
+        self.registry.events.cancel(subscription.id)
+    }
+}
+
+/// Pings systemd's watchdog at half its interval, but only after the registry actor and an event loop have both
+/// answered: a daemon whose request machinery is wedged stops pinging and is restarted.
+struct WatchdogService: Service {
+    let interval: Duration
+    let registry: SessionRegistry
+
+    func run() async throws {
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                _ = await self.registry.currentGeneration
+                guard (try? await eventLoop.submit {}.get()) != nil else { return }
+                Systemd.watchdogPing()
+                try? await Task.sleep(for: self.interval / 2)
+            }
         }
     }
 }

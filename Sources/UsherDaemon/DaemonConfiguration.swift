@@ -17,12 +17,16 @@ package struct DaemonConfiguration: Sendable {
         }
     }
 
-    /// `[daemon] socket`; nil: the default for the environment (see `resolvedSocketPath`).
+    /// `[daemon] socket` (or `--socket`); nil: the default for the environment (see `resolvedSocketPath`).
     package var socket: String?
+    /// `[daemon] socket` as the file says it, before command-line overrides (to tell what a reload changed).
+    package var fileSocket: String?
     /// `[daemon] socket_mode`.
     package var socketMode: UInt32 = 0o600
-    /// `[daemon] state_directory`; nil: the default for the environment.
+    /// `[daemon] state_directory` (or `--state-directory`); nil: the default for the environment.
     package var stateDirectory: String?
+    /// `[daemon] state_directory` as the file says it, before command-line overrides.
+    package var fileStateDirectory: String?
     /// `[daemon] default_provider`.
     package var defaultProvider = "local"
     /// `[daemon] log_level`.
@@ -41,6 +45,7 @@ package struct DaemonConfiguration: Sendable {
         var root = try ConfigSection.parse(text, file: file)
         if var daemon = try root.section("daemon") {
             self.socket = try daemon.string("socket")
+            self.fileSocket = self.socket
             if let mode = try daemon.string("socket_mode") {
                 guard mode.count <= 4, let parsed = UInt32(mode, radix: 8), parsed <= 0o777 else {
                     throw daemon.error("socket_mode", "must be an octal file mode such as \"0600\" or \"0660\"")
@@ -48,6 +53,7 @@ package struct DaemonConfiguration: Sendable {
                 self.socketMode = parsed
             }
             self.stateDirectory = try daemon.string("state_directory")
+            self.fileStateDirectory = self.stateDirectory
             self.defaultProvider = try daemon.string("default_provider") ?? self.defaultProvider
             if let level = try daemon.string("log_level") {
                 guard let parsed = Logger.Level(rawValue: level) else {

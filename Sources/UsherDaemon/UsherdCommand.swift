@@ -1,12 +1,18 @@
 import ArgumentParser
 import Foundation
 import Logging
+import UsherServer
 
 /// `usherd`: the multi-user session daemon.
 package struct UsherdCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "usherd",
         abstract: "The multi-user session daemon: who is using this device, and a valid access token for them.",
+        discussion: """
+            Without --config, usherd reads $CONFIGURATION_DIRECTORY/usherd.toml when systemd sets \
+            CONFIGURATION_DIRECTORY and the file exists, and otherwise runs on the defaults. SIGHUP re-reads the \
+            configuration; SIGTERM and SIGINT stop the daemon gracefully.
+            """,
         version: usherdVersion
     )
 
@@ -31,11 +37,17 @@ package struct UsherdCommand: AsyncParsableCommand {
     package init() {}
 
     package mutating func run() async throws {
+        // Swift's runtime catches SIGABRT to print a backtrace and then lingers; systemd's watchdog kills a wedged
+        // daemon with SIGABRT and expects it gone at once.
+        signal(SIGABRT, SIG_DFL)
+        let environment = ProcessInfo.processInfo.environment
         var configuration = DaemonConfiguration()
+        let path = self.config ?? Self.defaultConfigurationPath(environment: environment)
         do {
-            if let path = self.config { configuration = try DaemonConfiguration.load(path: path) }
+            if let path { configuration = try DaemonConfiguration.load(path: path) }
         } catch {
             FileHandle.standardError.write(Data("usherd: \(error)\n".utf8))
+            Systemd.failed(status: "configuration error: \(error)", errno: EINVAL)
             throw ExitCode(78)
         }
         if let socket { configuration.socket = socket }
@@ -46,26 +58,44 @@ package struct UsherdCommand: AsyncParsableCommand {
             }
             configuration.logLevel = level
         }
-        let environment = ProcessInfo.processInfo.environment
         let uid = getuid()
-        let level = configuration.logLevel
+        let levelSetting = LogLevelSetting(configuration.logLevel)
+        let format: DaemonLogHandler.Format =
+            DaemonLogHandler.stderrIsJournal(environment: environment) ? .journal : .terminal
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            DaemonLogHandler(label: label, format: format, levelSetting: levelSetting)
         }
         let logger = Logger(label: "usherd")
         let daemon = Daemon(
             configuration: configuration,
+            configurationPath: path,
             socketPath: configuration.resolvedSocketPath(environment: environment, uid: uid),
             stateDirectory: configuration.resolvedStateDirectory(environment: environment, uid: uid),
+            logLevel: levelSetting,
             logger: logger
         )
         do {
             try await daemon.run()
         } catch {
             logger.critical("usherd could not start: \(error)")
+            Systemd.failed(status: "could not start: \(error)", errno: Self.errno(for: error))
             throw ExitCode.failure
+        }
+    }
+
+    static func defaultConfigurationPath(environment: [String: String]) -> String? {
+        guard let directory = environment["CONFIGURATION_DIRECTORY"]?.split(separator: ":").first else { return nil }
+        let path = "\(directory)/usherd.toml"
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    static func errno(for error: any Error) -> Int32? {
+        switch error {
+        case ServerError.socketInUse: EADDRINUSE
+        case ServerError.notASocket: EEXIST
+        case ServerError.cannotPrepare: EACCES
+        case is StartupError: EACCES
+        default: nil
         }
     }
 }

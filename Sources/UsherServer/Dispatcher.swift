@@ -28,18 +28,18 @@ package struct Dispatcher: Sendable {
     package let version: String
     package let startedAt: ContinuousClock.Instant
     package let connectionCount: @Sendable () -> Int
-    package let maximumJSONDepth: Int
+    package let settings: ServerSettings
 
     package init(
         registry: SessionRegistry,
         version: String,
-        maximumJSONDepth: Int = 64,
+        settings: ServerSettings,
         connectionCount: @escaping @Sendable () -> Int
     ) {
         self.registry = registry
         self.version = version
         self.startedAt = ContinuousClock.now
-        self.maximumJSONDepth = maximumJSONDepth
+        self.settings = settings
         self.connectionCount = connectionCount
     }
 
@@ -47,7 +47,7 @@ package struct Dispatcher: Sendable {
     package func handle(line: some Collection<UInt8>, context: Context) async -> Outcome {
         let request: Request
         do {
-            request = try LineCodec.decodeRequest(line, maximumDepth: self.maximumJSONDepth)
+            request = try LineCodec.decodeRequest(line, maximumDepth: self.settings.limits.maximumJSONDepth)
         } catch {
             return .response(LineCodec.encodeError(id: error.id, error.error))
         }

@@ -84,7 +84,6 @@ package final class SocketServer: Service {
 
     private let listener: NIOAsyncChannel<(Connection, PeerCredentials), Never>
     private let dispatcher: Dispatcher
-    private let policy: AccessPolicy
     private let tracker: ConnectionTracker
     private let logger: Logger
     package let address: ListenAddress
@@ -93,14 +92,12 @@ package final class SocketServer: Service {
         listener: NIOAsyncChannel<(Connection, PeerCredentials), Never>,
         address: ListenAddress,
         dispatcher: Dispatcher,
-        policy: AccessPolicy,
         tracker: ConnectionTracker,
         logger: Logger
     ) {
         self.listener = listener
         self.address = address
         self.dispatcher = dispatcher
-        self.policy = policy
         self.tracker = tracker
         self.logger = logger
     }
@@ -108,9 +105,7 @@ package final class SocketServer: Service {
     /// Binds (or adopts) the listening socket. Errors here are startup errors: nothing is served yet.
     package static func bind(
         _ address: ListenAddress,
-        limits: ServerLimits,
         dispatcher: Dispatcher,
-        policy: AccessPolicy,
         tracker: ConnectionTracker,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
@@ -118,9 +113,10 @@ package final class SocketServer: Service {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let maximumLineBytes = limits.maximumLineBytes
+        let settings = dispatcher.settings
         let initializer: @Sendable (any Channel) -> EventLoopFuture<(Connection, PeerCredentials)> = { channel in
             Self.peerCredentials(of: channel).flatMapThrowing { peer in
+                let maximumLineBytes = settings.limits.maximumLineBytes
                 try channel.pipeline.syncOperations.addHandler(
                     ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineBytes))
                 )
@@ -153,7 +149,6 @@ package final class SocketServer: Service {
             listener: listener,
             address: address,
             dispatcher: dispatcher,
-            policy: policy,
             tracker: tracker,
             logger: logger
         )
@@ -227,9 +222,10 @@ package final class SocketServer: Service {
                         group.addTask { await self.serve(connection, peer: peer) }
                     }
                 }
-                // No longer accepting: let every connection finish what it is answering, then close.
-                self.tracker.closeInputs()
+                // No longer accepting. Tell subscribers first (their connections write `daemon_stopping` before they
+                // close), then let every connection finish what it is answering, and close.
                 await self.dispatcher.registry.announceStopping()
+                self.tracker.closeInputs()
             }
         } onGracefulShutdown: {
             self.listener.channel.close(promise: nil)
@@ -244,7 +240,11 @@ package final class SocketServer: Service {
         var logger = self.logger
         logger[metadataKey: "peer.uid"] = "\(peer.uid)"
         logger[metadataKey: "peer.pid"] = "\(peer.pid)"
-        let context = Dispatcher.Context(peer: peer, permissions: self.policy.permissions(for: peer), logger: logger)
+        let context = Dispatcher.Context(
+            peer: peer,
+            permissions: self.dispatcher.settings.policy.permissions(for: peer),
+            logger: logger
+        )
         do {
             try await connection.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in

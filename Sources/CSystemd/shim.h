@@ -1,0 +1,6 @@
+#ifndef USHER_CSYSTEMD_SHIM_H
+#define USHER_CSYSTEMD_SHIM_H
+
+#include <systemd/sd-daemon.h>
+
+#endif

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The daemon's log level, shared by every logger so that a configuration reload can change it.
+final class LogLevelSetting: Sendable {
+    private let level: Mutex<Logger.Level>
+    init(_ level: Logger.Level) { self.level = Mutex(level) }
+    var value: Logger.Level {
+        get { self.level.withLock { $0 } }
+        set { self.level.withLock { $0 = newValue } }
+    }
+}
+
+/// Writes one line per record to stderr.
+///
+/// When stderr is the journal (`$JOURNAL_STREAM` names stderr's device and inode), each line starts with `<N>`, the
+/// syslog priority, which journald reads as the record's priority (`SyslogLevelPrefix=`); journald adds the time.
+/// On a terminal, lines carry a readable UTC timestamp and level instead. Metadata follows as `key=value`. The
+/// record is written with a single `write(2)`, so concurrent records never interleave. Callers never pass secrets.
+struct DaemonLogHandler: LogHandler {
+    enum Format: Sendable {
+        case journal
+        case terminal
+    }
+
+    let label: String
+    let format: Format
+    let levelSetting: LogLevelSetting
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+
+    var logLevel: Logger.Level {
+        get { self.levelSetting.value }
+        set { self.levelSetting.value = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { self.metadata[key] }
+        set { self.metadata[key] = newValue }
+    }
+
+    /// Whether stderr is connected to the journal, per systemd's `$JOURNAL_STREAM` (`<device>:<inode>`).
+    static func stderrIsJournal(environment: [String: String]) -> Bool {
+        guard let stream = environment["JOURNAL_STREAM"] else { return false }
+        let parts = stream.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var info = stat()
+        guard fstat(STDERR_FILENO, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    func log(event: LogEvent) {
+        var merged = self.metadata
+        if let provided = self.metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        var line: String
+        switch self.format {
+        case .journal:
+            line = "<\(Self.syslogPriority(event.level))>"
+        case .terminal:
+            line = "\(Self.timestamp()) \(event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))"
+        }
+        line += Self.singleLine("\(event.message)")
+        for key in merged.keys.sorted() {
+            line += " \(key)=\(Self.quoted(Self.singleLine("\(merged[key]!)")))"
+        }
+        line += "\n"
+        _ = line.utf8CString.withUnsafeBufferPointer { buffer in
+            write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
+        }
+    }
+
+    private static func singleLine(_ text: String) -> String {
+        guard text.contains(where: { $0.isNewline }) else { return text }
+        return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    private static func quoted(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            + "\""
+    }
+
+    private static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+            Int(parts.tm_year) + 1900,
+            Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday),
+            Int(parts.tm_hour),
+            Int(parts.tm_min),
+            Int(parts.tm_sec),
+            Int(now.tv_nsec / 1_000_000)
+        )
+    }
+}

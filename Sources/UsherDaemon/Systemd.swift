@@ -1,0 +1,79 @@
+import CSystemd
+import Foundation
+
+/// The daemon's side of systemd's service protocol, through libsystemd.
+///
+/// Every call is a no-op when systemd did not ask for it (no `NOTIFY_SOCKET`, no `LISTEN_FDS`, no `WATCHDOG_USEC`),
+/// so the same binary runs unchanged in a terminal, under `systemd-socket-activate`, or as a unit.
+enum Systemd {
+    /// Sends a state change (`READY=1`, `STATUS=...`, ...) to the service manager. `sd_notifyf` is variadic and
+    /// cannot be called from Swift, so the message is built here.
+    static func notify(_ fields: [String]) {
+        guard !fields.isEmpty else { return }
+        _ = fields.joined(separator: "\n").withCString { sd_notify(0, $0) }
+    }
+
+    static func ready(status: String) {
+        self.notify(["READY=1", "STATUS=\(status)"])
+    }
+
+    static func status(_ status: String) {
+        self.notify(["STATUS=\(status)"])
+    }
+
+    /// Tells systemd a reload has started (`RELOADING=1` with the monotonic time, as `Type=notify-reload` expects).
+    static func reloading() {
+        self.notify(["RELOADING=1", "MONOTONIC_USEC=\(self.monotonicMicroseconds())"])
+    }
+
+    static func stopping() {
+        self.notify(["STOPPING=1", "STATUS=stopping"])
+    }
+
+    static func watchdogPing() {
+        self.notify(["WATCHDOG=1"])
+    }
+
+    /// Asks for more time for start-up work (migrations, loading many users).
+    static func extendTimeout(seconds: Int) {
+        self.notify(["EXTEND_TIMEOUT_USEC=\(UInt64(seconds) * 1_000_000)"])
+    }
+
+    /// Explains a start-up failure before the process exits.
+    static func failed(status: String, errno code: Int32?) {
+        var fields = ["STATUS=\(status)"]
+        if let code { fields.append("ERRNO=\(code)") }
+        self.notify(fields)
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    }
+
+    /// The watchdog interval, when systemd set `WATCHDOG_USEC` for this process (`WATCHDOG_PID` unset or ours).
+    static func watchdogInterval() -> Duration? {
+        var microseconds: UInt64 = 0
+        guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
+        return .microseconds(Int64(microseconds))
+    }
+
+    /// The listening socket systemd passed (socket activation): the one named `name`
+    /// (`FileDescriptorName=`), or the only one when it has no name. The `LISTEN_*` variables are removed so that
+    /// processes the daemon starts do not inherit them.
+    static func listeningDescriptor(named name: String) -> CInt? {
+        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
+        let count = sd_listen_fds_with_names(1, &names)
+        guard count > 0 else { return nil }
+        defer {
+            if let names {
+                for index in 0..<Int(count) { free(names[index]) }
+                free(names)
+            }
+        }
+        let labels = (0..<Int(count)).map { index in names?[index].map { String(cString: $0) } ?? "" }
+        if let index = labels.firstIndex(of: name) { return SD_LISTEN_FDS_START + CInt(index) }
+        return count == 1 ? SD_LISTEN_FDS_START : nil
+    }
+}
