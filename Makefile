@@ -2,6 +2,8 @@
 #
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
+#   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README
+#   make uninstall [PREFIX=/usr/local] [DESTDIR=]
 #
 # Every target that builds first installs the Debian packages it needs when they are missing, so a fresh machine
 # needs nothing but this repository and the Swift toolchain.
@@ -11,10 +13,21 @@ RUN_DIR := $(CURDIR)/.run
 SOCKET := $(RUN_DIR)/usher.sock
 BIN := $(CURDIR)/.build/debug
 
-# Debian packages: SQLite headers for GRDB, libsystemd for sd_notify, socat for the by-hand examples and tests.
-APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config socat
+# Debian packages: SQLite headers for GRDB, libsystemd for sd_notify, socat for the by-hand examples and tests,
+# systemd for systemd-analyze and systemd-socket-activate in the tests.
+APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config socat systemd
 
-.PHONY: all deps build run test lint format clean
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(PREFIX)/bin
+DOCDIR := $(PREFIX)/share/doc/usher
+UNITDIR := $(PREFIX)/lib/systemd/system
+USERUNITDIR := $(PREFIX)/lib/systemd/user
+SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+SYSCONFDIR ?= /etc
+SUBSTITUTE := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
+
+.PHONY: all deps build run test lint format clean install uninstall
 
 all: build
 
@@ -53,6 +66,36 @@ format:
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
+
+install: deps
+	$(SWIFT) build -c release --product usherd
+	$(SWIFT) build -c release --product usher
+	install -D -m 0755 .build/release/usherd $(DESTDIR)$(BINDIR)/usherd
+	install -D -m 0755 .build/release/usher $(DESTDIR)$(BINDIR)/usher
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
+	for unit in usherd.service usherd.socket; do \
+	  $(SUBSTITUTE) systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit; \
+	  $(SUBSTITUTE) systemd/user/$$unit > $(DESTDIR)$(USERUNITDIR)/$$unit; \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit $(DESTDIR)$(USERUNITDIR)/$$unit; \
+	done
+	install -D -m 0644 systemd/sysusers.d/usher.conf $(DESTDIR)$(SYSUSERSDIR)/usher.conf
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 config/usherd.toml $(DESTDIR)$(DOCDIR)/usherd.toml.sample
+	@# Never overwrite a configuration someone edited.
+	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
+	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
+	@echo "Installed. Next: systemd-sysusers && systemctl daemon-reload && systemctl enable --now usherd.socket"
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher
+	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket
+	rm -f $(DESTDIR)$(USERUNITDIR)/usherd.service $(DESTDIR)$(USERUNITDIR)/usherd.socket
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/usher.conf
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@# The configuration stays unless it is the untouched sample.
+	if cmp -s config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; then \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; rmdir $(DESTDIR)$(SYSCONFDIR)/usher 2>/dev/null || true; \
+	fi
 
 clean:
 	rm -rf .build $(RUN_DIR)

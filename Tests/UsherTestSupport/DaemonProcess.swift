@@ -50,17 +50,49 @@ package final class DaemonProcess: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with a daemon the body starts itself (with its own environment or wrapper), and always stops the
+    /// daemon and removes its directory afterwards.
+    package static func using<T>(_ daemon: DaemonProcess, _ body: (DaemonProcess) async throws -> T) async throws -> T {
+        do {
+            let result = try await body(daemon)
+            await daemon.shutdown()
+            return result
+        } catch {
+            await daemon.shutdown()
+            throw error
+        }
+    }
+
     package var isRunning: Bool { self.process?.isRunning ?? false }
     package var pid: Int32 { self.process?.processIdentifier ?? 0 }
 
-    package func start(extraArguments: [String] = [], environment: [String: String]? = nil) async throws {
+    /// Starts the daemon.
+    ///
+    /// - Parameters:
+    ///   - wrapper: a command that runs usherd (its path and arguments are appended), such as
+    ///     `systemd-socket-activate -l PATH`.
+    ///   - environment: the daemon's whole environment (default: the test's).
+    ///   - waitForSocket: whether to wait until the socket accepts a connection.
+    package func start(
+        extraArguments: [String] = [],
+        environment: [String: String]? = nil,
+        wrapper: [String] = [],
+        waitForSocket: Bool = true
+    ) async throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try BuiltProducts.path(of: "usherd"))
-        process.arguments =
+        let usherd = try BuiltProducts.path(of: "usherd")
+        let arguments =
             [
                 "--config", self.configPath, "--socket", self.socketPath, "--state-directory", self.stateDirectory,
                 "--log-level", "debug",
             ] + extraArguments
+        if let launcher = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: launcher)
+            process.arguments = Array(wrapper.dropFirst()) + [usherd] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: usherd)
+            process.arguments = arguments
+        }
         if let environment { process.environment = environment }
         if !FileManager.default.fileExists(atPath: self.logPath) {
             _ = FileManager.default.createFile(atPath: self.logPath, contents: nil)
@@ -73,6 +105,7 @@ package final class DaemonProcess: @unchecked Sendable {
         try process.run()
         self.process = process
         self.logHandle = log
+        guard waitForSocket else { return }
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             if !process.isRunning {
