@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Logging
 import UsherCore
 import UsherProtocol
@@ -11,6 +12,12 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
     package var allowRegistration: Bool
     /// The `iss` claim of access tokens.
     package var issuer: String
+    /// `[providers.NAME.jwt]`: accept JWTs from this issuer (`jwt` credentials).
+    package var jwt: OutsideTokenConfiguration?
+    /// `[providers.NAME.id_token.ISSUER]`: accept ID tokens from these issuers, by name (`id_token` credentials).
+    package var idTokenIssuers: [String: OutsideTokenConfiguration] = [:]
+    /// `[providers.NAME.function]`: let this command decide (`function` credentials).
+    package var function: FunctionHookConfiguration?
 
     package init(
         accessTokenLifetimeMilliseconds: Int64 = 30 * 60_000,
@@ -28,7 +35,9 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
 }
 
 /// The embedded identity provider: email/password accounts, anonymous users and API keys, with access tokens that
-/// the daemon signs itself (ES256 JWTs; `jwks` publishes the key) and rotating refresh tokens.
+/// the daemon signs itself (ES256 JWTs; `jwks` publishes the key) and rotating refresh tokens. It also accepts
+/// credentials proven elsewhere (a JWT, an ID token, the verdict of a command: see `OutsideCredentials.swift`) and
+/// then issues its own tokens for them just the same.
 ///
 /// It keeps only hashes of what it issues: scrypt for passwords, SHA-256 for refresh tokens and API keys (both are
 /// 256-bit random values, so a fast hash is enough). `refresh_token_lifetime` is an absolute session lifetime
@@ -41,6 +50,8 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     private let signer: TokenSigner
     private let hasher: PasswordHasher
     private let clock: any SessionClock
+    /// Verifiers and the function for outside credentials.
+    let outside: OutsideCredentials
 
     package static let minimumPasswordLength = 6
     package static let maximumPasswordLength = 128
@@ -51,7 +62,9 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         database: AppDatabase,
         signer: TokenSigner,
         hasher: PasswordHasher,
-        clock: any SessionClock
+        clock: any SessionClock,
+        httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "usher.local", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.name = name
         self.configuration = configuration
@@ -59,13 +72,20 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         self.signer = signer
         self.hasher = hasher
         self.clock = clock
+        self.outside = OutsideCredentials(
+            providerName: name,
+            configuration: configuration,
+            httpClient: httpClient,
+            clock: clock,
+            logger: logger
+        )
     }
 
     package var credentialTypes: [String] {
         var types = [CredentialType.emailPassword]
         if self.configuration.allowAnonymous { types.append(CredentialType.anonymous) }
         types.append(CredentialType.apiKey)
-        return types
+        return types + self.outside.credentialTypes
     }
 
     package var publicKeys: [JWK] { [self.signer.publicJWK] }
@@ -140,6 +160,12 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
                 let account = try await self.database.localAccount(provider: self.name, id: subject)
             else { throw ProviderError.invalidCredentials("unknown or deleted API key") }
             return try await self.openSession(subject: subject, kind: type, email: account.email)
+        case CredentialType.jwt:
+            return try await self.authenticateJWT(credentials)
+        case CredentialType.idToken:
+            return try await self.authenticateIDToken(credentials)
+        case CredentialType.function:
+            return try await self.authenticateFunction(credentials)
         default:
             throw ProviderError.unsupportedCredentials(
                 "provider \(self.name) does not accept credentials of type \"\(type)\""
@@ -147,7 +173,12 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         }
     }
 
-    private func openSession(subject: String, kind: String, email: String?) async throws -> Authentication {
+    func openSession(
+        subject: String,
+        kind: String,
+        email: String?,
+        name: String? = nil
+    ) async throws -> Authentication {
         let now = self.clock.now()
         let grant = LocalRefreshGrant(
             subject: subject,
@@ -163,7 +194,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             grant: grant
         )
         let tokens = try self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
-        return Authentication(subject: subject, kind: kind, email: email, tokens: tokens)
+        return Authentication(subject: subject, kind: kind, email: email, name: name, tokens: tokens)
     }
 
     private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) throws -> TokenSet {
@@ -227,6 +258,10 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     // MARK: API keys
 
     package func createAPIKey(subject: String, name: String) async throws -> (key: String, createdAt: Timestamp) {
+        // An API key logs in as the local account that made it; users of outside credentials have no account.
+        guard !OutsideCredentials.isOutsideSubject(subject) else {
+            throw ProviderError.unsupportedCredentials("API keys belong to email/password accounts")
+        }
         guard (1...64).contains(name.utf8.count),
             name.utf8.allSatisfy({ byte in
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
