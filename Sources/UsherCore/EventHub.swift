@@ -5,7 +5,12 @@ import UsherProtocol
 ///
 /// The registry publishes only after a change is durable, and only from inside its serialized mutation section, so
 /// every subscriber sees every event once, in generation order. Each subscriber has its own buffer: a slow reader
-/// never delays the registry or other subscribers (the server bounds what a connection may leave unsent).
+/// never delays the registry or other subscribers.
+///
+/// Two kinds of subscribers: in-process ones receive `Event` values; socket connections receive each event already
+/// encoded as its wire line (encoded once per event, however many connections listen), with a bound on the bytes a
+/// connection may leave unsent. A connection that stops reading is dropped when it reaches the bound instead of
+/// making the daemon's memory grow.
 package final class EventHub: Sendable {
     /// A live subscription: events arrive on `events` until `cancel` or the hub finishes.
     package struct Subscription: Sendable {
@@ -13,9 +18,21 @@ package final class EventHub: Sendable {
         package let events: AsyncStream<Event>
     }
 
+    /// A subscription for a socket: encoded lines, ending early (after `onOverflow` is called) when the connection
+    /// leaves more than its bound unsent.
+    package struct LineSubscription: Sendable {
+        package let id: UInt64
+        package let lines: AsyncStream<[UInt8]>
+    }
+
+    private enum Sink {
+        case events(AsyncStream<Event>.Continuation)
+        case lines(AsyncStream<[UInt8]>.Continuation, limit: Int, pending: Int, onOverflow: @Sendable () -> Void)
+    }
+
     private struct Subscriber {
         var filter: Set<EventName>?
-        var continuation: AsyncStream<Event>.Continuation
+        var sink: Sink
     }
 
     private struct State {
@@ -30,16 +47,10 @@ package final class EventHub: Sendable {
 
     package var subscriberCount: Int { self.state.withLock { $0.subscribers.count } }
 
-    /// Registers a subscriber for the named events (all when nil).
+    /// Registers an in-process subscriber for the named events (all when nil).
     package func subscribe(filter: Set<EventName>?) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
-        let id: UInt64? = self.state.withLock { state in
-            guard !state.finished else { return nil }
-            state.nextID += 1
-            state.subscribers[state.nextID] = Subscriber(filter: filter, continuation: continuation)
-            return state.nextID
-        }
-        guard let id else {
+        guard let id = self.register(Subscriber(filter: filter, sink: .events(continuation))) else {
             continuation.finish()
             return Subscription(id: 0, events: stream)
         }
@@ -47,19 +58,95 @@ package final class EventHub: Sendable {
         return Subscription(id: id, events: stream)
     }
 
+    /// Registers a socket subscriber: encoded lines, at most `maximumPendingBytes` delivered but not yet
+    /// `acknowledge`d. Past that, the subscription ends and `onOverflow` is called (the server closes the
+    /// connection).
+    package func subscribeLines(
+        filter: Set<EventName>?,
+        maximumPendingBytes: Int,
+        onOverflow: @escaping @Sendable () -> Void
+    ) -> LineSubscription {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
+        let sink = Sink.lines(continuation, limit: maximumPendingBytes, pending: 0, onOverflow: onOverflow)
+        let subscriber = Subscriber(filter: filter, sink: sink)
+        guard let id = self.register(subscriber) else {
+            continuation.finish()
+            return LineSubscription(id: 0, lines: stream)
+        }
+        continuation.onTermination = { [weak self] _ in self?.cancel(id) }
+        return LineSubscription(id: id, lines: stream)
+    }
+
+    private func register(_ subscriber: Subscriber) -> UInt64? {
+        self.state.withLock { state in
+            guard !state.finished else { return nil }
+            state.nextID += 1
+            state.subscribers[state.nextID] = subscriber
+            return state.nextID
+        }
+    }
+
+    /// Records that a line subscriber has written `byteCount` bytes of what it was given.
+    package func acknowledge(_ id: UInt64, byteCount: Int) {
+        self.state.withLock { state in
+            guard case .lines(let continuation, let limit, let pending, let onOverflow)? = state.subscribers[id]?.sink
+            else { return }
+            state.subscribers[id]?.sink = .lines(
+                continuation,
+                limit: limit,
+                pending: max(0, pending - byteCount),
+                onOverflow: onOverflow
+            )
+        }
+    }
+
     package func cancel(_ id: UInt64) {
         let subscriber = self.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        subscriber?.continuation.finish()
+        subscriber.map(Self.finish)
+    }
+
+    private static func finish(_ subscriber: Subscriber) {
+        switch subscriber.sink {
+        case .events(let continuation): continuation.finish()
+        case .lines(let continuation, _, _, _): continuation.finish()
+        }
     }
 
     package func publish(_ events: [Event]) {
         guard !events.isEmpty else { return }
+        var encoded: [Int: [UInt8]] = [:]
+        var dropped: [Subscriber] = []
         self.state.withLock { state in
-            for subscriber in state.subscribers.values {
-                for event in events where subscriber.filter?.contains(event.name) ?? true {
-                    subscriber.continuation.yield(event)
+            for id in Array(state.subscribers.keys) {
+                for (index, event) in events.enumerated() {
+                    // Re-read each time: the pending count changes with every line given.
+                    guard let subscriber = state.subscribers[id] else { break }
+                    guard subscriber.filter?.contains(event.name) ?? true else { continue }
+                    switch subscriber.sink {
+                    case .events(let continuation):
+                        continuation.yield(event)
+                    case .lines(let continuation, let limit, let pending, let onOverflow):
+                        let line = encoded[index] ?? LineCodec.encode(event)
+                        encoded[index] = line
+                        guard pending + line.count <= limit else {
+                            // The connection stopped reading: drop it rather than buffer without bound.
+                            if let removed = state.subscribers.removeValue(forKey: id) { dropped.append(removed) }
+                            break
+                        }
+                        state.subscribers[id]?.sink = .lines(
+                            continuation,
+                            limit: limit,
+                            pending: pending + line.count,
+                            onOverflow: onOverflow
+                        )
+                        continuation.yield(line)
+                    }
                 }
             }
+        }
+        for subscriber in dropped {
+            Self.finish(subscriber)
+            if case .lines(_, _, _, let onOverflow) = subscriber.sink { onOverflow() }
         }
     }
 
@@ -70,11 +157,15 @@ package final class EventHub: Sendable {
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)
         }
+        let line = event.map(LineCodec.encode)
         for subscriber in subscribers {
             if let event, subscriber.filter?.contains(event.name) ?? true {
-                subscriber.continuation.yield(event)
+                switch subscriber.sink {
+                case .events(let continuation): continuation.yield(event)
+                case .lines(let continuation, _, _, _): line.map { _ = continuation.yield($0) }
+                }
             }
-            subscriber.continuation.finish()
+            Self.finish(subscriber)
         }
     }
 }

@@ -162,6 +162,22 @@ struct ConfigSection {
         return ConfigSection(file: self.file, path: self.key(name), values: values)
     }
 
+    /// An array of tables (`[[access.rule]]`), each read as a section of its own (`access.rule[1]`).
+    mutating func tables(_ name: String) throws(ConfigurationError) -> [ConfigSection] {
+        guard let value = self.take(name) else { return [] }
+        guard case .array(let elements) = value else {
+            throw self.error(name, "must be an array of tables ([[\(self.key(name))]]), not \(value.typeName)")
+        }
+        var sections: [ConfigSection] = []
+        for (index, element) in elements.enumerated() {
+            guard case .table(let values) = element else {
+                throw self.error(name, "must be an array of tables ([[\(self.key(name))]])")
+            }
+            sections.append(ConfigSection(file: self.file, path: "\(self.key(name))[\(index + 1)]", values: values))
+        }
+        return sections
+    }
+
     /// The names of the sub-tables, for sections such as `[providers.NAME]`.
     var keys: [String] { self.values.keys.sorted() }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -75,6 +76,7 @@ final class Reloader: Sendable {
             configuration: next.registryConfiguration
         )
         self.settings.limits = next.limits
+        self.settings.policy = AccessPolicy(daemonUID: getuid(), rules: next.accessRules)
         self.logLevel.value = next.logLevel
         self.running.withLock { $0 = next }
         self.logger.notice(

@@ -40,6 +40,12 @@ package struct UsherdCommand: AsyncParsableCommand {
         // Swift's runtime catches SIGABRT to print a backtrace and then lingers; systemd's watchdog kills a wedged
         // daemon with SIGABRT and expects it gone at once.
         signal(SIGABRT, SIG_DFL)
+        // limits.max_connections needs a descriptor per connection: take the hard limit as the soft one.
+        var files = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+            files.rlim_cur = files.rlim_max
+            _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files)
+        }
         let environment = ProcessInfo.processInfo.environment
         var configuration = DaemonConfiguration()
         let path = self.config ?? Self.defaultConfigurationPath(environment: environment)
@@ -71,6 +77,7 @@ package struct UsherdCommand: AsyncParsableCommand {
             configurationPath: path,
             socketPath: configuration.resolvedSocketPath(environment: environment, uid: uid),
             stateDirectory: configuration.resolvedStateDirectory(environment: environment, uid: uid),
+            tokenKeyPath: configuration.resolvedTokenEncryptionKey(environment: environment),
             logLevel: levelSetting,
             logger: logger
         )

@@ -19,36 +19,81 @@ package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
         case .hello: nil
         case .providers, .currentUser, .listUsers, .subscribe, .status, .jwks: .read
         case .accessToken, .refresh: .token
-        case .register, .login, .switchUser, .logout, .removeUser, .createAPIKey, .listAPIKeys, .deleteAPIKey: .manage
+        case .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .createAPIKey,
+            .listAPIKeys, .deleteAPIKey:
+            .manage
         }
     }
 }
 
-/// The credentials the kernel reports for the process at the other end of a connection (`SO_PEERCRED`).
+/// The credentials the kernel reports for the process at the other end of a connection (`SO_PEERCRED`,
+/// `SO_PEERGROUPS`).
 package struct PeerCredentials: Sendable, Hashable {
     package var uid: UInt32
     package var gid: UInt32
     package var pid: Int32
+    /// Supplementary groups.
+    package var groups: [UInt32]
 
-    package init(uid: UInt32, gid: UInt32, pid: Int32) {
+    package init(uid: UInt32, gid: UInt32, pid: Int32, groups: [UInt32] = []) {
         self.uid = uid
         self.gid = gid
         self.pid = pid
+        self.groups = groups
+    }
+}
+
+/// One `[[access.rule]]`: who it is about and what it allows.
+package struct AccessRule: Sendable, Hashable {
+    package enum Principal: Sendable, Hashable, CustomStringConvertible {
+        case uid(UInt32)
+        /// A user by name, resolved to its uid when the configuration is read.
+        case user(name: String, uid: UInt32)
+        /// A group by name, resolved to its gid; it matches the peer's primary and supplementary groups.
+        case group(name: String, gid: UInt32)
+
+        package var description: String {
+            switch self {
+            case .uid(let uid): "uid \(uid)"
+            case .user(let name, _): "user \(name)"
+            case .group(let name, _): "group \(name)"
+            }
+        }
+    }
+
+    package var principal: Principal
+    package var allow: Set<Permission>
+
+    package init(_ principal: Principal, allow: Set<Permission>) {
+        self.principal = principal
+        self.allow = allow
+    }
+
+    func matches(_ peer: PeerCredentials) -> Bool {
+        switch self.principal {
+        case .uid(let uid), .user(_, let uid): peer.uid == uid
+        case .group(_, let gid): peer.gid == gid || peer.groups.contains(gid)
+        }
     }
 }
 
 /// Decides what a peer may do from its credentials.
 ///
-/// The daemon's own uid and root may do everything; anyone else may only say `hello`.
-package struct AccessPolicy: Sendable {
+/// The daemon's own uid and root may always do everything. Anyone else gets the union of what the rules that match
+/// it allow; with no rules, nothing but `hello`.
+package struct AccessPolicy: Sendable, Hashable {
     package var daemonUID: UInt32
+    package var rules: [AccessRule]
 
-    package init(daemonUID: UInt32) {
+    package init(daemonUID: UInt32, rules: [AccessRule] = []) {
         self.daemonUID = daemonUID
+        self.rules = rules
     }
 
     package func permissions(for peer: PeerCredentials) -> Set<Permission> {
         if peer.uid == 0 || peer.uid == self.daemonUID { return Set(Permission.allCases) }
-        return []
+        var granted = Set<Permission>()
+        for rule in self.rules where rule.matches(peer) { granted.formUnion(rule.allow) }
+        return granted
     }
 }

@@ -8,20 +8,56 @@ package struct Dispatcher: Sendable {
     package enum Outcome: Sendable {
         case response([UInt8])
         /// The connection subscribed: write the response, then forward the subscription's events.
-        case subscribed(response: [UInt8], subscription: EventHub.Subscription)
+        case subscribed(response: [UInt8], subscription: EventHub.LineSubscription)
     }
 
     /// What the dispatcher knows about the connection a request came on.
     package struct Context: Sendable {
         package var peer: PeerCredentials
         package var permissions: Set<Permission>
+        /// The peer's executable (`/proc/PID/exe`), when it can be read.
+        package var executable: String?
         package var logger: Logger
+        /// Closes the connection (a subscriber that stopped reading is disconnected).
+        package var close: @Sendable () -> Void
 
-        package init(peer: PeerCredentials, permissions: Set<Permission>, logger: Logger) {
+        package init(
+            peer: PeerCredentials,
+            permissions: Set<Permission>,
+            executable: String? = nil,
+            logger: Logger,
+            close: @escaping @Sendable () -> Void = {}
+        ) {
             self.peer = peer
             self.permissions = permissions
+            self.executable = executable
             self.logger = logger
+            self.close = close
         }
+    }
+
+    /// The methods whose every call leaves an audit record.
+    static let audited: Set<Method> = [
+        .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .accessToken, .refresh,
+        .createAPIKey, .deleteAPIKey,
+    ]
+
+    /// One structured line per audited call and per denied request: action, user, peer, outcome. Never a token.
+    private func audit(
+        _ action: String,
+        userID: String?,
+        outcome: String,
+        permission: Permission? = nil,
+        _ context: Context
+    ) {
+        var metadata: Logger.Metadata = [
+            "action": "\(action)", "outcome": "\(outcome)", "peer.uid": "\(context.peer.uid)",
+            "peer.pid": "\(context.peer.pid)",
+        ]
+        if let userID { metadata["user.id"] = "\(userID)" }
+        if let executable = context.executable { metadata["peer.exe"] = "\(executable)" }
+        if let permission { metadata["permission"] = "\(permission.rawValue)" }
+        context.logger.log(level: outcome == "denied" ? .notice : .info, "audit", metadata: metadata)
     }
 
     package let registry: SessionRegistry
@@ -60,12 +96,12 @@ package struct Dispatcher: Sendable {
             )
         }
         if let required = Permission.required(for: method), !context.permissions.contains(required) {
-            context.logger.notice(
-                "request denied",
-                metadata: [
-                    "method": "\(method.rawValue)", "permission": "\(required.rawValue)",
-                    "peer.uid": "\(context.peer.uid)", "peer.pid": "\(context.peer.pid)",
-                ]
+            self.audit(
+                method.rawValue,
+                userID: request.params["user_id"]?.stringValue,
+                outcome: "denied",
+                permission: required,
+                context
             )
             return .response(
                 LineCodec.encodeError(
@@ -75,18 +111,30 @@ package struct Dispatcher: Sendable {
             )
         }
         do {
-            return try await self.answer(method, request, context)
+            let (outcome, userID) = try await self.answer(method, request, context)
+            if Self.audited.contains(method) { self.audit(method.rawValue, userID: userID, outcome: "ok", context) }
+            return outcome
         } catch {
-            return .response(
-                LineCodec.encodeError(id: request.id, ResponseError(mapping: error, logger: context.logger))
-            )
+            let wire = ResponseError(mapping: error, logger: context.logger)
+            if Self.audited.contains(method) {
+                self.audit(
+                    method.rawValue,
+                    userID: request.params["user_id"]?.stringValue,
+                    outcome: wire.code.rawValue,
+                    context
+                )
+            }
+            return .response(LineCodec.encodeError(id: request.id, wire))
         }
     }
 
-    private func answer(_ method: Method, _ request: Request, _ context: Context) async throws -> Outcome {
+    /// Answers a request; also returns the user it concerned, for the audit record.
+    private func answer(_ method: Method, _ request: Request, _ context: Context) async throws -> (Outcome, String?) {
         let id = request.id
         let params = request.params
-        func reply(_ result: some Encodable) -> Outcome { .response(LineCodec.encodeResult(id: id, result)) }
+        func reply(_ result: some Encodable, user: String? = nil) -> (Outcome, String?) {
+            (.response(LineCodec.encodeResult(id: id, result)), user)
+        }
         switch method {
         case .hello:
             _ = try HelloRequest(params: params)
@@ -109,7 +157,21 @@ package struct Dispatcher: Sendable {
             )
         case .login:
             let typed = try LoginRequest(params: params)
-            return reply(try await self.registry.login(provider: typed.provider, credentials: typed.credentials))
+            let result = try await self.registry.login(provider: typed.provider, credentials: typed.credentials)
+            return reply(result, user: result.user.id)
+        case .loginBegin:
+            let typed = try LoginBeginRequest(params: params)
+            return reply(
+                try await self.registry.loginBegin(
+                    provider: typed.provider,
+                    type: typed.type,
+                    redirectURI: typed.redirectURI
+                )
+            )
+        case .loginWait:
+            let typed = try LoginWaitRequest(params: params)
+            let result = try await self.registry.loginWait(loginID: typed.loginID)
+            return reply(result, user: result.user.id)
         case .currentUser:
             _ = try CurrentUserRequest(params: params)
             return reply(await self.registry.currentUser())
@@ -118,48 +180,59 @@ package struct Dispatcher: Sendable {
             return reply(await self.registry.listUsers())
         case .switchUser:
             let typed = try SwitchUserRequest(params: params)
-            return reply(try await self.registry.switchUser(to: typed.userID, ifGeneration: typed.ifGeneration))
+            let result = try await self.registry.switchUser(to: typed.userID, ifGeneration: typed.ifGeneration)
+            return reply(result, user: result.user.id)
         case .logout:
             let typed = try LogoutRequest(params: params)
-            return reply(try await self.registry.logout(userID: typed.userID))
+            let result = try await self.registry.logout(userID: typed.userID)
+            return reply(result, user: result.user.id)
         case .removeUser:
             let typed = try RemoveUserRequest(params: params)
-            return reply(try await self.registry.removeUser(typed.userID))
+            return reply(try await self.registry.removeUser(typed.userID), user: typed.userID)
         case .accessToken:
             let typed = try AccessTokenRequest(params: params)
-            return reply(
-                try await self.registry.accessToken(
-                    userID: typed.userID,
-                    minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
-                )
+            let result = try await self.registry.accessToken(
+                userID: typed.userID,
+                minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
             )
+            return reply(result, user: result.userID)
         case .refresh:
             let typed = try RefreshRequest(params: params)
-            return reply(try await self.registry.refresh(userID: typed.userID))
+            let result = try await self.registry.refresh(userID: typed.userID)
+            return reply(result, user: result.userID)
         case .createAPIKey:
             let typed = try CreateAPIKeyRequest(params: params)
-            return reply(try await self.registry.createAPIKey(name: typed.name, userID: typed.userID))
+            let result = try await self.registry.createAPIKey(name: typed.name, userID: typed.userID)
+            return reply(result, user: result.userID)
         case .listAPIKeys:
             let typed = try ListAPIKeysRequest(params: params)
             return reply(try await self.registry.listAPIKeys(userID: typed.userID))
         case .deleteAPIKey:
             let typed = try DeleteAPIKeyRequest(params: params)
-            return reply(try await self.registry.deleteAPIKey(name: typed.name, userID: typed.userID))
+            let result = try await self.registry.deleteAPIKey(name: typed.name, userID: typed.userID)
+            return reply(result, user: result.userID)
         case .jwks:
             _ = try JWKSRequest(params: params)
             return reply(JWKSRequest.Result(keys: await self.registry.publicKeys()))
         case .subscribe:
             let typed = try SubscribeRequest(params: params)
             let filter = typed.events.map(Set.init)
-            let (generation, subscription) = await self.registry.subscribe(filter: filter)
-            let subscribed = typed.events ?? EventName.allCases
-            return .subscribed(
-                response: LineCodec.encodeResult(
-                    id: id,
-                    SubscribeRequest.Result(generation: generation, subscribed: subscribed)
-                ),
-                subscription: subscription
+            let logger = context.logger
+            let close = context.close
+            let (generation, subscription) = await self.registry.subscribeLines(
+                filter: filter,
+                maximumPendingBytes: self.settings.limits.maximumPendingBytes,
+                onOverflow: {
+                    logger.warning("subscriber stopped reading; disconnecting it (limits.max_pending_bytes)")
+                    close()
+                }
             )
+            let subscribed = typed.events ?? EventName.allCases
+            let response = LineCodec.encodeResult(
+                id: id,
+                SubscribeRequest.Result(generation: generation, subscribed: subscribed)
+            )
+            return (.subscribed(response: response, subscription: subscription), nil)
         case .status:
             _ = try StatusRequest(params: params)
             let snapshot = await self.registry.snapshot()

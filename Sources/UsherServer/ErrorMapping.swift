@@ -35,6 +35,13 @@ extension ResponseError {
             case .registrationDisabled: self.init(.registrationDisabled, "registration is turned off for this provider")
             case .unavailable(let message): self.init(.providerUnavailable, message)
             case .sessionRevoked(let message): self.init(.userLoggedOut, message)
+            case .providerError(let code, let description):
+                self.init(
+                    .providerError,
+                    "the provider answered \(code)" + (description.map { ": \($0.prefix(500))" } ?? "")
+                )
+            case .accessDenied(let message): self.init(.accessDenied, message)
+            case .expiredToken(let message): self.init(.expiredToken, message)
             }
         default:
             logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -26,14 +27,20 @@ package enum ListenAddress: Sendable, Hashable {
     }
 }
 
+/// `[limits]`: what one connection, and all of them together, may cost.
 package struct ServerLimits: Sendable, Hashable {
-    package var maximumLineBytes: Int
-    package var maximumJSONDepth: Int
+    /// The longest request line, not counting its terminator.
+    package var maximumLineBytes = 65_536
+    /// The deepest nesting of arrays and objects in a request.
+    package var maximumJSONDepth = 64
+    /// Connections beyond this many get `too_many_connections` and are closed.
+    package var maximumConnections = 1024
+    /// A connection that is not subscribed and sends nothing for this long is closed.
+    package var idleTimeout: TimeAmount = .minutes(5)
+    /// Output a connection may leave unsent (a subscriber that stops reading) before it is disconnected.
+    package var maximumPendingBytes = 1_048_576
 
-    package init(maximumLineBytes: Int = 65_536, maximumJSONDepth: Int = 64) {
-        self.maximumLineBytes = maximumLineBytes
-        self.maximumJSONDepth = maximumJSONDepth
-    }
+    package init() {}
 }
 
 package enum ServerError: Error, CustomStringConvertible {
@@ -58,8 +65,12 @@ package final class ConnectionTracker: Sendable {
 
     package var count: Int { self.channels.withLock { $0.count } }
 
-    func add(_ channel: any Channel) {
-        self.channels.withLock { $0[ObjectIdentifier(channel)] = channel }
+    /// Adds a connection; returns how many there are now.
+    func add(_ channel: any Channel) -> Int {
+        self.channels.withLock {
+            $0[ObjectIdentifier(channel)] = channel
+            return $0.count
+        }
     }
 
     func remove(_ channel: any Channel) {
@@ -82,14 +93,21 @@ package final class ConnectionTracker: Sendable {
 package final class SocketServer: Service {
     private typealias Connection = NIOAsyncChannel<LineFrame, [UInt8]>
 
-    private let listener: NIOAsyncChannel<(Connection, PeerCredentials), Never>
+    /// A connection as the listener hands it over.
+    private struct Accepted: Sendable {
+        var connection: Connection
+        var peer: PeerCredentials
+        var subscribed: SubscribedFlag
+    }
+
+    private let listener: NIOAsyncChannel<Accepted, Never>
     private let dispatcher: Dispatcher
     private let tracker: ConnectionTracker
     private let logger: Logger
     package let address: ListenAddress
 
     private init(
-        listener: NIOAsyncChannel<(Connection, PeerCredentials), Never>,
+        listener: NIOAsyncChannel<Accepted, Never>,
         address: ListenAddress,
         dispatcher: Dispatcher,
         tracker: ConnectionTracker,
@@ -111,24 +129,29 @@ package final class SocketServer: Service {
         logger: Logger
     ) async throws -> SocketServer {
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
+            // Bursts of clients (every program on the device asking at once) queue here rather than fail with EAGAIN.
+            .serverChannelOption(.backlog, value: 4096)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let settings = dispatcher.settings
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<(Connection, PeerCredentials)> = { channel in
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { channel in
             Self.peerCredentials(of: channel).flatMapThrowing { peer in
-                let maximumLineBytes = settings.limits.maximumLineBytes
-                try channel.pipeline.syncOperations.addHandler(
-                    ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineBytes))
+                let limits = settings.limits
+                let subscribed = SubscribedFlag()
+                let operations = channel.pipeline.syncOperations
+                try operations.addHandler(IdleStateHandler(readTimeout: limits.idleTimeout))
+                try operations.addHandler(IdleConnectionCloser(subscribed: subscribed))
+                try operations.addHandler(
+                    ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limits.maximumLineBytes))
                 )
-                try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(LineFrameEncoder()))
+                try operations.addHandler(MessageToByteHandler(LineFrameEncoder()))
                 let connection = try Connection(
                     wrappingChannelSynchronously: channel,
                     configuration: .init(isOutboundHalfClosureEnabled: false)
                 )
-                return (connection, peer)
+                return Accepted(connection: connection, peer: peer, subscribed: subscribed)
             }
         }
-        let listener: NIOAsyncChannel<(Connection, PeerCredentials), Never>
+        let listener: NIOAsyncChannel<Accepted, Never>
         switch address {
         case .path(let path, let mode):
             try Self.prepareSocketPath(path)
@@ -198,11 +221,23 @@ package final class SocketServer: Service {
         guard let provider = channel as? any SocketOptionProvider else {
             return channel.eventLoop.makeSucceededFuture(PeerCredentials(uid: UInt32.max, gid: UInt32.max, pid: 0))
         }
-        return provider.unsafeGetSocketOption(
+        let credentials: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET),
             name: SocketOptionName(SO_PEERCRED)
-        ).map { (credentials: KernelPeerCredentials) in
-            PeerCredentials(uid: credentials.uid, gid: credentials.gid, pid: credentials.pid)
+        )
+        return credentials.flatMap { credentials in
+            let groups: EventLoopFuture<PeerGroups> = provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET),
+                name: SocketOptionName(SO_PEERGROUPS)
+            )
+            return groups.map { Optional($0) }.recover { _ in nil }.map { groups in
+                PeerCredentials(
+                    uid: credentials.uid,
+                    gid: credentials.gid,
+                    pid: credentials.pid,
+                    groups: groups?.list ?? PeerGroups.fromProcfs(pid: credentials.pid)
+                )
+            }
         }
     }
 
@@ -214,12 +249,52 @@ package final class SocketServer: Service {
         var gid: UInt32 = 0
     }
 
+    /// The buffer for `SO_PEERGROUPS`: up to 128 supplementary groups (more make the call fail with ERANGE, and
+    /// the groups are read from `/proc` instead). NIO zero-fills the buffer and the kernel returns the groups sorted
+    /// in ascending order, so the list ends at the last non-zero entry. (A peer whose only supplementary group is
+    /// gid 0 is therefore seen without it; its primary group still counts.)
+    private struct PeerGroups: Sendable {
+        typealias Eight = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+        var storage:
+            (
+                Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight, Eight,
+                Eight
+            ) =
+                (
+                    (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0, 0, 0),
+                    (0, 0, 0, 0, 0, 0, 0, 0)
+                )
+
+        var list: [UInt32] {
+            withUnsafeBytes(of: self.storage) { raw in
+                let gids = Array(raw.bindMemory(to: UInt32.self))
+                guard let last = gids.lastIndex(where: { $0 != 0 }) else { return [] }
+                return Array(gids[...last])
+            }
+        }
+
+        /// The `Groups:` line of `/proc/PID/status`, for peers with more groups than the buffer holds.
+        static func fromProcfs(pid: Int32) -> [UInt32] {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })
+            else { return [] }
+            return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" })
+                .compactMap { UInt32($0) }
+        }
+    }
+
     package func run() async throws {
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 try await self.listener.executeThenClose { inbound in
-                    for try await (connection, peer) in inbound {
-                        group.addTask { await self.serve(connection, peer: peer) }
+                    for try await accepted in inbound {
+                        group.addTask { await self.serve(accepted) }
                     }
                 }
                 // No longer accepting. Tell subscribers first (their connections write `daemon_stopping` before they
@@ -233,23 +308,56 @@ package final class SocketServer: Service {
         if case .path(let path, _) = self.address { unlink(path) }
     }
 
-    private func serve(_ connection: Connection, peer: PeerCredentials) async {
+    /// The peer's executable, for audit records; nil when `/proc/PID/exe` cannot be read (another user's process
+    /// under `ProtectProc=invisible`, or the process is gone).
+    private static func executable(of pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func serve(_ accepted: Accepted) async {
+        let connection = accepted.connection
+        let peer = accepted.peer
         let channel = connection.channel
-        self.tracker.add(channel)
+        let count = self.tracker.add(channel)
         defer { self.tracker.remove(channel) }
         var logger = self.logger
         logger[metadataKey: "peer.uid"] = "\(peer.uid)"
         logger[metadataKey: "peer.pid"] = "\(peer.pid)"
+        let limits = self.dispatcher.settings.limits
+        guard count <= limits.maximumConnections else {
+            logger.warning(
+                "too many connections; refusing one",
+                metadata: ["connections": "\(count - 1)", "limit": "\(limits.maximumConnections)"]
+            )
+            try? await connection.executeThenClose { _, outbound in
+                try await outbound.write(
+                    LineCodec.encodeError(
+                        id: nil,
+                        ResponseError(
+                            .tooManyConnections,
+                            "usherd serves \(limits.maximumConnections) connections at most"
+                        )
+                    )
+                )
+            }
+            return
+        }
         let context = Dispatcher.Context(
             peer: peer,
             permissions: self.dispatcher.settings.policy.permissions(for: peer),
-            logger: logger
+            executable: Self.executable(of: peer.pid),
+            logger: logger,
+            close: { channel.close(promise: nil) }
         )
+        let events = self.dispatcher.registry.events
         do {
             try await connection.executeThenClose { inbound, outbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     var subscriptionID: UInt64?
-                    defer { subscriptionID.map(self.dispatcher.registry.events.cancel) }
+                    defer { subscriptionID.map(events.cancel) }
                     for try await frame in inbound {
                         guard case .line(let buffer) = frame else {
                             try await outbound.write(
@@ -269,24 +377,57 @@ package final class SocketServer: Service {
                         case .response(let bytes):
                             try await outbound.write(bytes)
                         case .subscribed(let bytes, let subscription):
-                            if let previous = subscriptionID { self.dispatcher.registry.events.cancel(previous) }
+                            if let previous = subscriptionID { events.cancel(previous) }
                             subscriptionID = subscription.id
+                            accepted.subscribed.value = true
                             try await outbound.write(bytes)
                             group.addTask {
-                                for await event in subscription.events {
-                                    try await outbound.write(LineCodec.encode(event))
+                                for await line in subscription.lines {
+                                    try await outbound.write(line)
+                                    events.acknowledge(subscription.id, byteCount: line.count)
                                 }
                             }
                         }
                     }
                     // The peer closed its side (or the daemon is stopping): end the subscription, which ends the
                     // forwarding task, so the connection closes.
-                    subscriptionID.map(self.dispatcher.registry.events.cancel)
+                    subscriptionID.map(events.cancel)
                     subscriptionID = nil
                 }
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
         }
+    }
+
+}
+
+/// Whether a connection is subscribed: subscribed connections are exempt from the idle timeout.
+final class SubscribedFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    var value: Bool {
+        get { self.flag.load(ordering: .relaxed) }
+        set { self.flag.store(newValue, ordering: .relaxed) }
+    }
+}
+
+/// Closes a connection that has sent nothing for `limits.idle_timeout`, unless it is subscribed.
+final class IdleConnectionCloser: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let subscribed: SubscribedFlag
+
+    init(subscribed: SubscribedFlag) {
+        self.subscribed = subscribed
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read, !self.subscribed.value {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -9,9 +9,11 @@ import UsherProtocol
 /// makes is one write transaction. Migrations are frozen once shipped: add new ones, never edit old ones.
 package struct AppDatabase: Sendable {
     private let writer: any DatabaseWriter
+    /// Seals session secrets at rest, when configured.
+    private let cipher: TokenCipher?
 
     /// Opens (creating when needed, mode 0600) the database at `path` and migrates it.
-    package init(path: String) throws {
+    package init(path: String, cipher: TokenCipher? = nil) throws {
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal and -shm files the same
         // mode as the database file.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -25,16 +27,17 @@ package struct AppDatabase: Sendable {
         }
         configuration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: configuration)
-        try self.init(writer: pool)
+        try self.init(writer: pool, cipher: cipher)
     }
 
     /// An in-memory database, for tests.
     package static func inMemory() throws -> AppDatabase {
-        try AppDatabase(writer: DatabaseQueue())
+        try AppDatabase(writer: DatabaseQueue(), cipher: nil)
     }
 
-    private init(writer: any DatabaseWriter) throws {
+    private init(writer: any DatabaseWriter, cipher: TokenCipher?) throws {
         self.writer = writer
+        self.cipher = cipher
         try Self.migrator.migrate(writer)
     }
 
@@ -105,10 +108,17 @@ package struct AppDatabase: Sendable {
 
 package enum StoreError: Error, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
+    case tokenKey(path: String, reason: String)
+    case tokensEncrypted
+    case wrongTokenKey
 
     package var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "cannot open database \(path): \(reason)"
+        case .tokenKey(let path, let reason): "token encryption key \(path): \(reason)"
+        case .tokensEncrypted:
+            "the stored tokens are encrypted, but no daemon.token_encryption_key is configured"
+        case .wrongTokenKey: "the stored tokens cannot be decrypted with the configured daemon.token_encryption_key"
         }
     }
 }
@@ -119,12 +129,16 @@ extension AppDatabase: SessionStore {
     package func loadSessions() async throws -> PersistedSessions {
         try await self.writer.read { db in
             let generation = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0
-            let users = try Row.fetchAll(db, sql: "SELECT * FROM user ORDER BY added_generation").map(Self.user)
+            let users = try Row.fetchAll(db, sql: "SELECT * FROM user ORDER BY added_generation").map {
+                try Self.user($0, cipher: self.cipher)
+            }
             return PersistedSessions(generation: generation, users: users)
         }
     }
 
     package func commit(_ change: SessionChange) async throws {
+        let cipher = self.cipher
+        @Sendable func sealed(_ value: String?) throws -> String? { try cipher.map { try $0.seal(value) } ?? value }
         try await self.writer.write { db in
             if let generation = change.generation {
                 try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'generation'", arguments: [generation])
@@ -145,10 +159,10 @@ extension AppDatabase: SessionStore {
                         user.id, user.provider, user.subject, user.kind, user.email, user.name, user.state.rawValue,
                         user.addedGeneration, user.createdAt.millisecondsSinceEpoch,
                         user.lastLoginAt?.millisecondsSinceEpoch, user.lastActiveAt?.millisecondsSinceEpoch,
-                        user.activeGeneration, user.tokens?.accessToken,
+                        user.activeGeneration, try sealed(user.tokens?.accessToken),
                         user.tokens?.issuedAt.millisecondsSinceEpoch, user.tokens?.expiresAt.millisecondsSinceEpoch,
-                        user.tokens?.refreshToken, user.tokens?.refreshExpiresAt?.millisecondsSinceEpoch,
-                        user.providerData,
+                        try sealed(user.tokens?.refreshToken), user.tokens?.refreshExpiresAt?.millisecondsSinceEpoch,
+                        try sealed(user.providerData),
                     ]
                 )
             }
@@ -159,16 +173,19 @@ extension AppDatabase: SessionStore {
         (row[column] as Int64?).map { Timestamp(millisecondsSinceEpoch: $0) }
     }
 
-    private static func user(_ row: Row) -> User {
+    private static func user(_ row: Row, cipher: TokenCipher?) throws -> User {
+        func opened(_ column: String) throws -> String? {
+            try (row[column] as String?).map { stored throws(StoreError) in try TokenCipher.open(stored, with: cipher) }
+        }
         var tokens: TokenSet? = nil
-        if let accessToken: String = row["access_token"], let issuedAt = Self.timestamp(row, "access_token_issued_at"),
+        if let accessToken = try opened("access_token"), let issuedAt = Self.timestamp(row, "access_token_issued_at"),
             let expiresAt = Self.timestamp(row, "access_token_expires_at")
         {
             tokens = TokenSet(
                 accessToken: accessToken,
                 issuedAt: issuedAt,
                 expiresAt: expiresAt,
-                refreshToken: row["refresh_token"],
+                refreshToken: try opened("refresh_token"),
                 refreshExpiresAt: Self.timestamp(row, "refresh_token_expires_at")
             )
         }
@@ -187,7 +204,7 @@ extension AppDatabase: SessionStore {
             lastActiveAt: Self.timestamp(row, "last_active_at"),
             activeGeneration: row["active_generation"],
             tokens: tokens,
-            providerData: row["provider_data"]
+            providerData: try opened("provider_data")
         )
     }
 }

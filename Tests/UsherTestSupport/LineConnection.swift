@@ -34,6 +34,12 @@ package final class LineConnection {
 
     deinit { Glibc.close(self.descriptor) }
 
+    /// Shrinks the kernel's receive buffer, so that a test can make the daemon's output back up quickly.
+    package func shrinkReceiveBuffer() {
+        var size: Int32 = 1024
+        _ = setsockopt(self.descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     package func close() {
         shutdown(self.descriptor, Int32(SHUT_RDWR))
     }
@@ -72,16 +78,18 @@ package final class LineConnection {
             }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw TestSupportError("no line from usherd within \(self.timeout)") }
+            // Never block a thread of the cooperative pool: poll without waiting, and sleep (suspending the task)
+            // when nothing has arrived.
             var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(
-                remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
-            )
-            let ready = poll(&poller, 1, max(1, milliseconds))
+            let ready = poll(&poller, 1, 0)
             if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { continue }
+            guard ready > 0 else {
+                try await Task.sleep(for: .milliseconds(1))
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 65_536)
             let count = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
-            if count == 0 { return self.buffer.isEmpty ? nil : nil }
+            if count == 0 { return nil }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 if errno == ECONNRESET { return nil }
@@ -89,6 +97,26 @@ package final class LineConnection {
             }
             self.buffer.append(contentsOf: chunk[..<count])
         }
+    }
+
+    /// A complete line if one has arrived, without waiting; nil when none has (yet). Throws when the daemon closed
+    /// the connection.
+    package func pollObject() throws -> [String: JSONValue]? {
+        while self.buffer.firstIndex(of: UInt8(ascii: "\n")) == nil {
+            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 0) > 0 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let count = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw TestSupportError("usherd closed the connection") }
+            self.buffer.append(contentsOf: chunk[..<count])
+        }
+        let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n"))!
+        let line = Data(self.buffer[..<newline])
+        self.buffer.removeSubrange(...newline)
+        guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: line) else {
+            throw TestSupportError("not a JSON object")
+        }
+        return object
     }
 
     /// The next line, parsed as a JSON object.

@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+import Glibc
+
+/// Encryption at rest of the session secrets the database holds (access tokens, refresh tokens, provider data), with
+/// ChaCha20-Poly1305 and a 256-bit key the daemon reads from a file (typically a systemd credential,
+/// `LoadCredentialEncrypted=`).
+///
+/// Each value is sealed on its own with a fresh nonce and stored as `enc1:<base64 of nonce|ciphertext|tag>`. Values
+/// without the prefix are plaintext from before encryption was turned on; they are read as they are and sealed the
+/// next time they are written.
+package struct TokenCipher: Sendable {
+    private static let prefix = "enc1:"
+    /// The key's bytes (swift-crypto 3's `SymmetricKey` is not `Sendable`; the bytes are, and a key is cheap to
+    /// make from them).
+    private let keyBytes: [UInt8]
+
+    private var key: SymmetricKey { SymmetricKey(data: self.keyBytes) }
+
+    package init(keyBytes: [UInt8]) {
+        precondition(keyBytes.count == 32, "a token encryption key has 32 bytes")
+        self.keyBytes = keyBytes
+    }
+
+    /// Reads a key file: 32 raw bytes, or 64 hexadecimal digits, or the base64 form of 32 bytes (surrounding white
+    /// space ignored). The file must not be readable by group or others.
+    package init(keyFile path: String) throws(StoreError) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            throw .tokenKey(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw .tokenKey(path: path, reason: "not a regular file")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw .tokenKey(path: path, reason: "readable by group or others; run chmod 600 on it")
+        }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        let count = read(descriptor, &bytes, bytes.count)
+        guard count > 0 else { throw .tokenKey(path: path, reason: "empty or unreadable") }
+        let raw = Array(bytes[..<count])
+        if raw.count == 32 {
+            self.init(keyBytes: raw)
+            return
+        }
+        let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.count == 64, let decoded = Self.hex(text) {
+            self.init(keyBytes: decoded)
+        } else if let decoded = Data(base64Encoded: text), decoded.count == 32 {
+            self.init(keyBytes: Array(decoded))
+        } else {
+            throw .tokenKey(path: path, reason: "must hold 32 bytes: raw, as 64 hexadecimal digits, or in base64")
+        }
+    }
+
+    private static func hex(_ text: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            guard let h = Self.nibble(high), let l = Self.nibble(low) else { return nil }
+            bytes.append(h << 4 | l)
+        }
+        return bytes.count == 32 ? bytes : nil
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    func seal(_ value: String?) throws -> String? {
+        guard let value else { return nil }
+        let box = try ChaChaPoly.seal(Data(value.utf8), using: self.key)
+        return Self.prefix + box.combined.base64EncodedString()
+    }
+
+    /// Opens a stored value; plaintext from before encryption passes through.
+    func open(_ stored: String?) throws(StoreError) -> String? {
+        guard let stored else { return nil }
+        return try Self.open(stored, with: self)
+    }
+
+    /// Opens a stored value with an optional cipher: an encrypted value without a key is an error that says so.
+    static func open(_ stored: String, with cipher: TokenCipher?) throws(StoreError) -> String {
+        guard stored.hasPrefix(Self.prefix) else { return stored }
+        guard let cipher else { throw .tokensEncrypted }
+        guard let combined = Data(base64Encoded: String(stored.dropFirst(Self.prefix.count))),
+            let box = try? ChaChaPoly.SealedBox(combined: combined),
+            let plain = try? ChaChaPoly.open(box, using: cipher.key)
+        else { throw .wrongTokenKey }
+        return String(decoding: plain, as: UTF8.self)
+    }
+}

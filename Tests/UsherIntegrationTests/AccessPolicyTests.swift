@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import UsherProtocol
+import UsherTestSupport
+
+/// Who may do what, decided by the peer's credentials. The client runs as another user (`setpriv`) against a socket
+/// anyone may open (mode 0666), so that it is the peer-credential check, not the file mode, that decides.
+@Suite(.timeLimit(.minutes(2)))
+struct AccessPolicyTests {
+    /// Runs `socat` as `nobody` with the given supplementary groups, sending `lines`, returning the responses.
+    static func asNobody(_ daemon: DaemonProcess, groups: [String] = [], _ lines: [String]) async throws -> [JSONValue]
+    {
+        let groupArguments = groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"]
+        let output = try await runProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=nobody", "--regid=nogroup"] + groupArguments
+                + ["/usr/bin/socat", "-", "UNIX-CONNECT:\(daemon.socketPath)"],
+            stdin: lines.map { $0 + "\n" }.joined()
+        )
+        #expect(output.status == 0, "\(output.stderr)")
+        return try output.stdout.split(separator: "\n").map {
+            try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))
+        }
+    }
+
+    static func reachableDaemon(_ config: String) async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(config: "[daemon]\nsocket_mode = \"0666\"\n" + config)
+        // Let other users reach the socket inside the test directory (but not read the directory).
+        chmod(daemon.directory.path, 0o711)
+        return daemon
+    }
+
+    static func reload(_ daemon: DaemonProcess, _ config: String) async throws {
+        try daemon.directory.write("usherd.toml", "[daemon]\nsocket_mode = \"0666\"\n" + config)
+        let before = daemon.log.components(separatedBy: "configuration reloaded").count
+        kill(daemon.pid, SIGHUP)
+        for _ in 0..<500 where daemon.log.components(separatedBy: "configuration reloaded").count == before {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func peersAreAllowedExactlyWhatTheRulesGrant() async throws {
+        try await DaemonProcess.using(try await Self.reachableDaemon("")) { daemon in
+            try await daemon.start()
+            // The daemon's own user (here root) may do everything.
+            _ = try await daemon.connect().result("login", ["credentials": ["type": "anonymous"]])
+
+            // No rules: another user may only say hello.
+            var answers = try await Self.asNobody(
+                daemon,
+                [
+                    #"{"id":1,"method":"hello"}"#, #"{"id":2,"method":"current_user"}"#,
+                    #"{"id":3,"method":"access_token"}"#,
+                ]
+            )
+            #expect(answers[0]["result"]?["peer"]?["uid"] == 65534)
+            #expect(answers[0]["result"]?["permissions"] == [])
+            #expect(answers[1]["error"]?["code"] == "permission_denied")
+            #expect(answers[1]["error"]?["message"]?.stringValue?.contains("\"read\"") == true)
+            #expect(answers[2]["error"]?["message"]?.stringValue?.contains("\"token\"") == true)
+
+            // A uid rule granting read: reads work, tokens and changes do not.
+            try await Self.reload(daemon, "[[access.rule]]\nuid = 65534\nallow = [\"read\"]\n")
+            answers = try await Self.asNobody(
+                daemon,
+                [
+                    #"{"id":1,"method":"hello"}"#, #"{"id":2,"method":"current_user"}"#,
+                    #"{"id":3,"method":"access_token"}"#, #"{"id":4,"method":"logout"}"#,
+                ]
+            )
+            #expect(answers[0]["result"]?["permissions"] == ["read"])
+            #expect(answers[1]["result"]?["user"]?["kind"] == "anonymous")
+            #expect(answers[2]["error"]?["code"] == "permission_denied")
+            #expect(answers[3]["error"]?["message"]?.stringValue?.contains("\"manage\"") == true)
+
+            // A group rule matches supplementary groups (SO_PEERGROUPS), and only them.
+            try await Self.reload(daemon, "[[access.rule]]\ngroup = \"users\"\nallow = [\"read\", \"token\"]\n")
+            answers = try await Self.asNobody(daemon, groups: ["users"], [#"{"id":1,"method":"access_token"}"#])
+            #expect(answers[0]["result"]?["token_type"] == "Bearer")
+            answers = try await Self.asNobody(daemon, [#"{"id":1,"method":"access_token"}"#])
+            #expect(answers[0]["error"]?["code"] == "permission_denied")
+
+            // A user rule by name, granting manage.
+            try await Self.reload(daemon, "[[access.rule]]\nuser = \"nobody\"\nallow = [\"manage\", \"read\"]\n")
+            answers = try await Self.asNobody(
+                daemon,
+                [#"{"id":1,"method":"logout"}"#, #"{"id":2,"method":"current_user"}"#]
+            )
+            #expect(answers[0]["result"]?["user"]?["state"] == "removed")
+            #expect(answers[1]["result"]?["user"] == .null)
+
+            // Every denied request left an audit record naming the peer and its executable; no token is logged.
+            let denied = daemon.log.split(separator: "\n").filter {
+                $0.contains("audit") && $0.contains("outcome=denied")
+            }
+            #expect(denied.count >= 4)
+            #expect(denied.allSatisfy { $0.contains("peer.uid=65534") && $0.contains("permission=") })
+            #expect(denied.contains { $0.contains("peer.exe=/usr/bin/socat") })
+            let granted = daemon.log.split(separator: "\n").filter {
+                $0.contains("action=access_token") && $0.contains("outcome=ok")
+            }
+            #expect(granted.contains { $0.contains("peer.uid=65534") && $0.contains("user.id=u_") })
+        }
+    }
+
+    @Test func badRulesAreConfigurationErrors() async throws {
+        let usherd = try BuiltProducts.path(of: "usherd")
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let cases: [(String, String)] = [
+            ("[[access.rule]]\ngroup = \"no-such-group-here\"\nallow = [\"read\"]\n", "access.rule[1].group"),
+            ("[[access.rule]]\nuid = 5\nuser = \"root\"\nallow = [\"read\"]\n", "exactly one of uid, user or group"),
+            ("[[access.rule]]\nuid = 5\nallow = [\"write\"]\n", "unknown permission \"write\""),
+            ("[[access.rule]]\nuid = 5\n", "access.rule[1].allow: is required"),
+            ("[[access.rule]]\nuid = 5\nallow = [\"read\"]\ncolour = \"red\"\n", "access.rule[1].colour: unknown key"),
+        ]
+        for (index, (text, expected)) in cases.enumerated() {
+            try directory.write("c\(index).toml", text)
+            let output = try await runProcess(
+                usherd,
+                [
+                    "--config", directory.file("c\(index).toml"), "--socket", directory.file("s.sock"),
+                    "--state-directory", directory.file("state"),
+                ]
+            )
+            #expect(output.status == 78)
+            #expect(output.stderr.contains(expected), "\(output.stderr)")
+        }
+    }
+
+    @Test func theDaemonRefusesAStateDirectoryOthersCouldTamperWith() async throws {
+        let usherd = try BuiltProducts.path(of: "usherd")
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let state = directory.file("state")
+        #expect(mkdir(state, 0o700) == 0)
+        chmod(state, 0o777)
+        var output = try await runProcess(usherd, ["--socket", directory.file("s.sock"), "--state-directory", state])
+        #expect(output.status != 0)
+        #expect(output.stderr.contains("writable by group or others"))
+        chmod(state, 0o700)
+        #expect(chown(state, 65534, 65534) == 0)
+        output = try await runProcess(usherd, ["--socket", directory.file("s.sock"), "--state-directory", state])
+        #expect(output.status != 0)
+        #expect(output.stderr.contains("owned by uid 65534"))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("s.sock")))
+    }
+}

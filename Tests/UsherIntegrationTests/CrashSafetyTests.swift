@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import UsherProtocol
+import UsherStore
+import UsherTestSupport
+
+/// Acknowledged means durable: state changes from several clients while the daemon is killed with SIGKILL at random
+/// moments and restarted, again and again.
+@Suite(.timeLimit(.minutes(3)))
+struct CrashSafetyTests {
+    enum UserState: Equatable, CustomStringConvertible {
+        case loggedIn, loggedOut, absent
+        var description: String {
+            switch self {
+            case .loggedIn: "logged_in"
+            case .loggedOut: "logged_out"
+            case .absent: "absent"
+            }
+        }
+    }
+
+    /// A request sent and not yet answered: its outcome is uncertain if the daemon dies first.
+    struct Pending {
+        var email: String
+        var target: UserState
+        var id: Int64
+    }
+
+    @Test func everyAcknowledgedChangeSurvivesSIGKILL() async throws {
+        try await DaemonProcess.with { daemon in
+            let accounts = (0..<6).map { "crash\($0)@example.com" }
+            let setup = try daemon.connect()
+            for email in accounts {
+                _ = try await setup.result("register", ["email": .string(email), "password": "secret123"])
+            }
+            setup.close()
+            // What the clients were told: per account, the last acknowledged state; and the targets of requests that
+            // were in flight when the daemon died since then (each may or may not have been applied, never half).
+            var acknowledged = Dictionary(uniqueKeysWithValues: accounts.map { ($0, UserState.absent) })
+            var uncertain: [String: Set<UserState>] = [:]
+            var ids: [String: String] = [:]
+            var highestGeneration: Int64 = 0
+            var acknowledgements = 0
+            var generationsAfterRestart: [Int64] = []
+            var nextID: Int64 = 0
+
+            for _ in 0..<15 {
+                // Three clients, each owning two accounts, each with at most one request in flight.
+                let clients = try (0..<3).map { _ in try daemon.connect() }
+                var pending: [Pending?] = [nil, nil, nil]
+                let killAt = ContinuousClock.now + .milliseconds(Int.random(in: 200...700))
+                while ContinuousClock.now < killAt {
+                    for (index, client) in clients.enumerated() {
+                        if pending[index] == nil {
+                            let email = [accounts[index * 2], accounts[index * 2 + 1]].randomElement()!
+                            // Settle an earlier crash's uncertainty the only way the daemon can reveal it cheaply:
+                            // choose the operation from what was acknowledged; a removal that did happen shows as
+                            // user_not_found below.
+                            let current = acknowledged[email]!
+                            var params: [String: JSONValue] = [:]
+                            let method: String
+                            let target: UserState
+                            switch (current, Int.random(in: 0..<3)) {
+                            case (.loggedIn, 0), (.loggedIn, 1):
+                                (method, target) = ("logout", .loggedOut)
+                                params["user_id"] = .string(ids[email]!)
+                            case (.loggedIn, _), (.loggedOut, 2):
+                                (method, target) = ("remove_user", .absent)
+                                params["user_id"] = .string(ids[email]!)
+                            default:
+                                (method, target) = ("login", .loggedIn)
+                                params = SessionRulesTests.emailLogin(email)
+                            }
+                            nextID += 1
+                            let request: JSONValue = [
+                                "id": .int(nextID), "method": .string(method), "params": .object(params),
+                            ]
+                            let encoder = JSONEncoder()
+                            encoder.outputFormatting = .sortedKeys
+                            try client.send(String(decoding: try encoder.encode(request), as: UTF8.self))
+                            pending[index] = Pending(email: email, target: target, id: nextID)
+                            uncertain[email, default: []].insert(target)
+                        }
+                        guard let waiting = pending[index], let response = try client.pollObject() else { continue }
+                        #expect(response["id"] == .int(waiting.id))
+                        pending[index] = nil
+                        if let result = response["result"] {
+                            acknowledged[waiting.email] = waiting.target
+                            uncertain[waiting.email] = nil
+                            acknowledgements += 1
+                            if let userID = result["user"]?["id"]?.stringValue { ids[waiting.email] = userID }
+                            if let generation = result["generation"]?.intValue {
+                                highestGeneration = max(highestGeneration, generation)
+                            }
+                        } else if response["error"]?["code"] == "user_not_found", uncertain[waiting.email] != nil {
+                            // A removal in flight at an earlier crash did happen.
+                            acknowledged[waiting.email] = .absent
+                            uncertain[waiting.email] = nil
+                        } else {
+                            Issue.record("unexpected answer: \(response)")
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                try await daemon.kill9()
+                try await daemon.start()
+                let generation = try #require(try await daemon.connect().result("status")["generation"]?.intValue)
+                // Nothing acknowledged before the crash is lost, and the generation never goes back.
+                #expect(
+                    generation >= highestGeneration,
+                    "generation \(generation) after acknowledging \(highestGeneration)"
+                )
+                generationsAfterRestart.append(generation)
+            }
+            #expect(generationsAfterRestart == generationsAfterRestart.sorted(), "\(generationsAfterRestart)")
+            #expect(acknowledgements >= 25, "only \(acknowledgements) changes were acknowledged")
+
+            // The database itself is sound after all those crashes.
+            try await daemon.kill9()
+            let check = try await AppDatabase(path: "\(daemon.stateDirectory)/usher.sqlite").integrityCheck()
+            #expect(check == "ok")
+            try await daemon.start()
+
+            // Every account is as the clients were told, or as a request in flight at a crash would have left it.
+            let client = try daemon.connect()
+            let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
+            for email in accounts {
+                let listed = users.first { $0["email"]?.stringValue == email }
+                let actual: UserState =
+                    switch listed?["state"]?.stringValue {
+                    case "logged_in": .loggedIn
+                    case "logged_out": .loggedOut
+                    default: .absent
+                    }
+                #expect(
+                    actual == acknowledged[email] || uncertain[email]?.contains(actual) == true,
+                    "\(email): \(actual), acknowledged \(acknowledged[email]!), in flight \(String(describing: uncertain[email]))"
+                )
+                // Never half-present: a logged-in user has a token that works, a logged-out one has none.
+                if let listed {
+                    let hasToken = listed["access_token_expires_at"] != .null
+                    #expect(hasToken == (actual == .loggedIn), "\(email) is \(actual) with token: \(hasToken)")
+                    if actual == .loggedIn {
+                        let token = try await client.result("access_token", ["user_id": listed["id"]!])
+                        #expect(token["access_token"]?.stringValue?.isEmpty == false)
+                    }
+                }
+            }
+            let active = users.filter { $0["active"] == true }
+            #expect(active.count == (users.contains { $0["state"] == "logged_in" } ? 1 : 0))
+        }
+    }
+}
