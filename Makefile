@@ -15,7 +15,12 @@ BIN := $(CURDIR)/.build/debug
 
 # Debian packages: SQLite headers for GRDB, libsystemd for sd_notify, socat for the by-hand examples and tests,
 # systemd for systemd-analyze and systemd-socket-activate in the tests.
-APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config socat systemd
+APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config socat systemd python3 python3-pip
+
+# The real OpenID Connect server the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI.
+# oauthlib is pinned: 4.0.1 breaks django-oauth-toolkit's device authorization endpoint.
+PIP_PACKAGES := django-oauth-toolkit==3.4.1 oauthlib==3.3.1 requests
+PIP_CHECK := import oauth2_provider, oauthlib, requests, cryptography; assert oauthlib.__version__ == "3.3.1"
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -27,7 +32,7 @@ SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 SYSCONFDIR ?= /etc
 SUBSTITUTE := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
-.PHONY: all deps build run test lint format clean install uninstall
+.PHONY: all deps build run test lint format clean install uninstall fuzz load
 
 all: build
 
@@ -41,6 +46,13 @@ deps:
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@# A Debian system Python refuses plain pip installs (PEP 668); then the packages go next to it anyway, for tests.
+	@python3 -c '$(PIP_CHECK)' 2>/dev/null || { \
+	  echo "Installing the OpenID Connect test server: $(PIP_PACKAGES)"; \
+	  python3 -m pip install --quiet $(PIP_PACKAGES) 2>/dev/null \
+	    || python3 -m pip install --quiet --break-system-packages $(PIP_PACKAGES); \
+	  python3 -c '$(PIP_CHECK)'; \
+	}
 
 build: deps
 	$(SWIFT) build
@@ -96,6 +108,24 @@ uninstall:
 	if cmp -s config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; rmdir $(DESTDIR)$(SYSCONFDIR)/usher 2>/dev/null || true; \
 	fi
+
+# The request decoder and dispatcher fuzzer, for longer than make test runs it. USHER_FUZZ_SEED replays a failure.
+FUZZ_ITERATIONS ?= 300000
+fuzz: deps
+	$(SWIFT) build --build-tests
+	USHER_FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) $(SWIFT) test --skip-build --disable-xctest --filter DispatcherFuzzTests
+
+# A load test against a release build: 1,000 connections, 100 subscribed, pipelined reads, switches. Reports figures.
+LOAD_ARGS ?=
+load: deps
+	$(SWIFT) build -c release --product usherd
+	$(SWIFT) build -c release --product usher-load
+	@dir=$$(mktemp -d /tmp/usher-load-XXXXXX); \
+	.build/release/usherd --socket $$dir/usher.sock --state-directory $$dir/state --log-level warning & \
+	pid=$$!; \
+	for i in $$(seq 100); do [ -S $$dir/usher.sock ] && break; sleep 0.1; done; \
+	.build/release/usher-load --socket $$dir/usher.sock --pid $$pid $(LOAD_ARGS); status=$$?; \
+	kill -TERM $$pid; wait $$pid; rm -rf $$dir; exit $$status
 
 clean:
 	rm -rf .build $(RUN_DIR)

@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "usherd", targets: ["usherd"]),
         .executable(name: "usher", targets: ["usher"]),
+        .executable(name: "usher-load", targets: ["UsherLoad"]),
         .library(name: "UsherClient", targets: ["UsherClient"]),
         .library(name: "UsherProtocol", targets: ["UsherProtocol"]),
     ],
@@ -45,6 +46,7 @@ let package = Package(
             name: "UsherStore",
             dependencies: [
                 "UsherCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -56,6 +58,7 @@ let package = Package(
                 "UsherStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -119,9 +122,22 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "UsherLoad",
+            dependencies: [
+                "UsherClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "UsherTestSupport",
-            dependencies: ["UsherProtocol", "UsherClient"],
+            dependencies: [
+                "UsherProtocol",
+                "UsherClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             path: "Tests/UsherTestSupport",
             swiftSettings: strict
         ),
@@ -156,6 +172,23 @@ let package = Package(
                 "UsherCore",
                 "UsherTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UsherServerTests",
+            dependencies: [
+                "UsherServer",
+                "UsherCore",
+                "UsherStore",
+                "UsherProviders",
+                "UsherProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -166,7 +199,9 @@ let package = Package(
                 "UsherClient",
                 "UsherProtocol",
                 "UsherTestSupport",
+                "UsherStore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

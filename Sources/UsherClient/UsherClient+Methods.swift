@@ -28,6 +28,22 @@ extension UsherClient {
         try await self.send(request)
     }
 
+    /// Starts an interactive login at an OpenID Connect provider: a browser login (`authorization_code`, the
+    /// default: open `authorizeURL`, take the code from the redirect to `redirectURI` if its state matches, finish
+    /// with `login`) or a device login (`device_code`: show `userCode` and `verificationURI`, then `loginWait`).
+    public func loginBegin(
+        provider: String? = nil,
+        type: String? = nil,
+        redirectURI: String? = nil
+    ) async throws -> LoginBeginRequest.Result {
+        try await self.send(LoginBeginRequest(provider: provider, type: type, redirectURI: redirectURI))
+    }
+
+    /// Waits for a device login started with `loginBegin` to complete; the user is then logged in and active.
+    public func loginWait(loginID: String) async throws -> UserResult {
+        try await self.send(LoginWaitRequest(loginID: loginID))
+    }
+
     /// The active user, if any.
     public func currentUser() async throws -> CurrentUserRequest.Result {
         try await self.send(CurrentUserRequest())

@@ -101,6 +101,13 @@ package enum ProviderError: Error, Sendable, Equatable {
     case unavailable(String)
     /// The provider rejected the session for good (revoked, invalid grant, account disabled).
     case sessionRevoked(String)
+    /// The provider answered with an OAuth error (`error`, `error_description`) or with something that is not a valid
+    /// answer (malformed JSON, an ID token that does not verify). Safe to show: never holds a secret.
+    case providerError(error: String, description: String?)
+    /// The person declined the login at the provider.
+    case accessDenied(String)
+    /// A started login (device flow) expired before it completed, or is unknown.
+    case expiredToken(String)
 }
 
 /// An identity provider: something that turns credentials into a session and keeps that session alive.

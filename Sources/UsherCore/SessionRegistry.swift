@@ -139,7 +139,7 @@ package actor SessionRegistry {
         self.configuration = configuration
     }
 
-    private func provider(named name: String?) throws(SessionError) -> any IdentityProvider {
+    func provider(named name: String?) throws(SessionError) -> any IdentityProvider {
         let name = name ?? self.defaultProviderName
         guard let provider = self.providers[name] else { throw .providerNotFound(name) }
         return provider
@@ -196,6 +196,20 @@ package actor SessionRegistry {
     /// in between, so the subscriber receives exactly the changes after that generation.
     package func subscribe(filter: Set<EventName>?) -> (generation: Int64, subscription: EventHub.Subscription) {
         (self.generation, self.events.subscribe(filter: filter))
+    }
+
+    /// Subscribes a socket connection: events as encoded lines, bounded by `maximumPendingBytes` unsent.
+    package func subscribeLines(
+        filter: Set<EventName>?,
+        maximumPendingBytes: Int,
+        onOverflow: @escaping @Sendable () -> Void
+    ) -> (generation: Int64, subscription: EventHub.LineSubscription) {
+        let subscription = self.events.subscribeLines(
+            filter: filter,
+            maximumPendingBytes: maximumPendingBytes,
+            onOverflow: onOverflow
+        )
+        return (self.generation, subscription)
     }
 
     private func info(_ user: User) -> UserInfo {
@@ -385,6 +399,16 @@ package actor SessionRegistry {
         // Suspension: authentication may take a while (a slow KDF, a network round trip); state may change
         // meanwhile, so everything below re-reads it inside the change.
         let authentication = try await provider.authenticate(credentials: credentials)
+        return try await self.open(authentication, at: provider, isAnonymous: isAnonymous)
+    }
+
+    /// Adds the user a provider authenticated (or logs a known one in again) and makes it active: the second half of
+    /// `login`, shared with `login_wait`.
+    func open(
+        _ authentication: Authentication,
+        at provider: any IdentityProvider,
+        isAnonymous: Bool = false
+    ) async throws -> UserResult {
         let now = self.clock.now()
         let userID = User.id(provider: provider.name, subject: authentication.subject)
 
@@ -451,7 +475,7 @@ package actor SessionRegistry {
             return false
         }
         _ = await self.revoke(draft.revocations)
-        self.logger.info(
+        self.logger.debug(
             "login",
             metadata: [
                 "user.id": "\(reused ? self.activeUserID ?? userID : userID)", "provider": "\(provider.name)",
@@ -499,7 +523,7 @@ package actor SessionRegistry {
             if self.activeUserID != userID { self.activate(user, at: now, in: &draft) }
         }
         guard let user = self.users[userID] else { throw SessionError.userNotFound(userID) }
-        self.logger.info("switch", metadata: ["user.id": "\(userID)"])
+        self.logger.debug("switch", metadata: ["user.id": "\(userID)"])
         return UserResult(generation: self.generation, user: self.info(user))
     }
 
@@ -510,7 +534,7 @@ package actor SessionRegistry {
             return user
         }
         let revoked = draft.revocations.isEmpty ? false : await self.revoke(draft.revocations)
-        self.logger.info("logout", metadata: ["user.id": "\(snapshot.id)", "revoked": "\(revoked)"])
+        self.logger.debug("logout", metadata: ["user.id": "\(snapshot.id)", "revoked": "\(revoked)"])
         var info = self.info(self.users[snapshot.id] ?? snapshot)
         if draft.deleted.contains(snapshot.id) {
             info.state = .removed
@@ -534,7 +558,7 @@ package actor SessionRegistry {
             draft.events.append(.userRemoved(userID: userID))
         }
         _ = await self.revoke(draft.revocations)
-        self.logger.info("remove", metadata: ["user.id": "\(userID)"])
+        self.logger.debug("remove", metadata: ["user.id": "\(userID)"])
         return RemoveUserRequest.Result(generation: self.generation, userID: userID)
     }
 
@@ -602,7 +626,7 @@ package actor SessionRegistry {
 
     private func tokenResult(_ userID: String, _ tokens: TokenSet) -> AccessTokenRequest.Result {
         let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
-        self.logger.info("access token handed out", metadata: ["user.id": "\(userID)"])
+        self.logger.debug("access token handed out", metadata: ["user.id": "\(userID)"])
         return AccessTokenRequest.Result(
             userID: userID,
             accessToken: tokens.accessToken,

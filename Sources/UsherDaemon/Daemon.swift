@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -28,6 +29,8 @@ package struct Daemon {
     package var configurationPath: String?
     package var socketPath: String
     package var stateDirectory: String
+    /// The resolved token encryption key file, when one is configured.
+    package var tokenKeyPath: String?
     package var logger: Logger
     let logLevel: LogLevelSetting
 
@@ -36,9 +39,11 @@ package struct Daemon {
         configurationPath: String?,
         socketPath: String,
         stateDirectory: String,
+        tokenKeyPath: String?,
         logLevel: LogLevelSetting,
         logger: Logger
     ) {
+        self.tokenKeyPath = tokenKeyPath
         self.configuration = configuration
         self.configurationPath = configurationPath
         self.socketPath = socketPath
@@ -52,7 +57,8 @@ package struct Daemon {
         // Opening the database may run migrations: ask systemd for time before doing it.
         Systemd.extendTimeout(seconds: 90)
         try Self.prepareStateDirectory(self.stateDirectory)
-        let database = try AppDatabase(path: "\(self.stateDirectory)/usher.sqlite")
+        let cipher = try self.tokenKeyPath.map { path throws(StoreError) in try TokenCipher(keyFile: path) }
+        let database = try AppDatabase(path: "\(self.stateDirectory)/usher.sqlite", cipher: cipher)
         let signer = try TokenSigner.loadOrCreate(at: "\(self.stateDirectory)/signing-key.pem")
         let clock = SystemClock()
         _ = try await database.purgeExpiredRefreshGrants(now: clock.now())
@@ -60,18 +66,24 @@ package struct Daemon {
         // Password hashing is CPU-heavy: it gets threads of its own, off the event loops and the cooperative pool.
         let hashingPool = NIOThreadPool(numberOfThreads: max(1, min(4, System.coreCount)))
         hashingPool.start()
+        // One HTTP client for every provider (JWK sets now, OpenID Connect later): connections are pooled across them.
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .providers)
         let parts = ProviderParts(
             database: database,
             signer: signer,
             hasher: PasswordHasher(threadPool: hashingPool),
-            clock: clock
+            clock: clock,
+            httpClient: httpClient,
+            logger: self.logger
         )
         do {
             try await self.serve(parts)
         } catch {
+            try? await httpClient.shutdown()
             try? await hashingPool.shutdownGracefully()
             throw error
         }
+        try? await httpClient.shutdown()
         try? await hashingPool.shutdownGracefully()
     }
 
@@ -81,9 +93,14 @@ package struct Daemon {
         var signer: TokenSigner
         var hasher: PasswordHasher
         var clock: SystemClock
+        /// Shared by every provider; shut down when the daemon stops.
+        var httpClient: HTTPClient
+        var logger: Logger
+        /// OpenID Connect providers outlive a reload that keeps their settings (discovery, logins under way).
+        var oidc = OIDCProviders()
 
         func providers(for configuration: DaemonConfiguration) -> [any IdentityProvider] {
-            configuration.providers.map { provider in
+            let providers: [any IdentityProvider] = configuration.providers.map { provider in
                 switch provider {
                 case .local(let name, let localConfiguration):
                     LocalProvider(
@@ -92,10 +109,22 @@ package struct Daemon {
                         database: self.database,
                         signer: self.signer,
                         hasher: self.hasher,
-                        clock: self.clock
+                        clock: self.clock,
+                        httpClient: self.httpClient,
+                        logger: self.logger
+                    )
+                case .oidc(let name, let oidcConfiguration):
+                    self.oidc.provider(
+                        name: name,
+                        configuration: oidcConfiguration,
+                        httpClient: self.httpClient,
+                        clock: self.clock,
+                        logger: self.logger
                     )
                 }
             }
+            self.oidc.retire(except: providers.compactMap { $0 as? OIDCProvider })
+            return providers
         }
     }
 
@@ -112,7 +141,10 @@ package struct Daemon {
         try await registry.load()
 
         let tracker = ConnectionTracker()
-        let settings = ServerSettings(limits: self.configuration.limits, policy: AccessPolicy(daemonUID: getuid()))
+        let settings = ServerSettings(
+            limits: self.configuration.limits,
+            policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules)
+        )
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
@@ -137,6 +169,7 @@ package struct Daemon {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server),
             .init(service: RefreshService(registry: registry)),
+            .init(service: BackgroundWorkService(work: parts.oidc.background)),
             .init(service: status),
             .init(
                 service: ReloadService(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import UsherCore
 import UsherProviders
 import UsherServer
@@ -9,10 +10,12 @@ import UsherServer
 package struct DaemonConfiguration: Sendable {
     package enum Provider: Sendable, Hashable {
         case local(name: String, LocalProviderConfiguration)
+        case oidc(name: String, OIDCProviderConfiguration)
 
         package var name: String {
             switch self {
             case .local(let name, _): name
+            case .oidc(let name, _): name
             }
         }
     }
@@ -27,12 +30,17 @@ package struct DaemonConfiguration: Sendable {
     package var stateDirectory: String?
     /// `[daemon] state_directory` as the file says it, before command-line overrides.
     package var fileStateDirectory: String?
+    /// `[daemon] token_encryption_key`: the key file that seals tokens at rest; nil: tokens are stored unencrypted
+    /// (in the 0600 database in the 0700 state directory).
+    package var tokenEncryptionKey: String?
     /// `[daemon] default_provider`.
     package var defaultProvider = "local"
     /// `[daemon] log_level`.
     package var logLevel: Logger.Level = .info
     /// `[limits]`.
     package var limits = ServerLimits()
+    /// `[[access.rule]]`: who besides root and the daemon's own user may do what.
+    package var accessRules: [AccessRule] = []
     /// `[tokens] refresh_margin`.
     package var refreshMarginMilliseconds: Int64 = 5 * 60_000
     /// `[providers.NAME]`, sorted by name. Without any section, one local provider named `local`.
@@ -55,6 +63,7 @@ package struct DaemonConfiguration: Sendable {
             self.stateDirectory = try daemon.string("state_directory")
             self.fileStateDirectory = self.stateDirectory
             self.defaultProvider = try daemon.string("default_provider") ?? self.defaultProvider
+            self.tokenEncryptionKey = try daemon.string("token_encryption_key")
             if let level = try daemon.string("log_level") {
                 guard let parsed = Logger.Level(rawValue: level) else {
                     throw daemon.error(
@@ -70,7 +79,18 @@ package struct DaemonConfiguration: Sendable {
             self.limits.maximumLineBytes =
                 try limits.int("max_line_bytes", in: 1024...16_777_216) ?? self.limits.maximumLineBytes
             self.limits.maximumJSONDepth = try limits.int("max_json_depth", in: 2...512) ?? self.limits.maximumJSONDepth
+            self.limits.maximumConnections =
+                try limits.int("max_connections", in: 1...1_000_000) ?? self.limits.maximumConnections
+            if let idle = try limits.duration("idle_timeout", in: 1000...(7 * 86_400_000)) {
+                self.limits.idleTimeout = .milliseconds(idle)
+            }
+            self.limits.maximumPendingBytes =
+                try limits.int("max_pending_bytes", in: 4096...1_073_741_824) ?? self.limits.maximumPendingBytes
             try limits.finish()
+        }
+        if var access = try root.section("access") {
+            self.accessRules = try Self.accessRules(&access)
+            try access.finish()
         }
         if var tokens = try root.section("tokens") {
             self.refreshMarginMilliseconds =
@@ -87,10 +107,12 @@ package struct DaemonConfiguration: Sendable {
                 switch try section.string("type") {
                 case "local":
                     parsed.append(.local(name: name, try Self.localProvider(name: name, &section)))
+                case "oidc":
+                    parsed.append(.oidc(name: name, try Self.oidcProvider(&section)))
                 case nil:
-                    throw section.error("type", "is required (\"local\")")
+                    throw section.error("type", "is required (\"local\" or \"oidc\")")
                 case let other?:
-                    throw section.error("type", "unknown provider type \"\(other)\" (supported: \"local\")")
+                    throw section.error("type", "unknown provider type \"\(other)\" (supported: \"local\", \"oidc\")")
                 }
                 try section.finish()
             }
@@ -105,6 +127,47 @@ package struct DaemonConfiguration: Sendable {
                 message: "no provider named \"\(self.defaultProvider)\" is configured"
             )
         }
+    }
+
+    /// `[[access.rule]]` entries: exactly one of `uid`, `user`, `group`, and `allow`, a list of permissions. User
+    /// and group names are resolved now, so a typo is an error naming the rule, not a rule that never matches.
+    private static func accessRules(_ access: inout ConfigSection) throws(ConfigurationError) -> [AccessRule] {
+        var rules: [AccessRule] = []
+        for (index, var rule) in try access.tables("rule").enumerated() {
+            let uid = try rule.int("uid", in: 0...Int(UInt32.max - 1))
+            let user = try rule.string("user")
+            let group = try rule.string("group")
+            let principal: AccessRule.Principal
+            switch (uid, user, group) {
+            case (let uid?, nil, nil):
+                principal = .uid(UInt32(uid))
+            case (nil, let user?, nil):
+                guard let resolved = SystemAccounts.uid(ofUser: user) else {
+                    throw rule.error("user", "no user named \"\(user)\" on this system")
+                }
+                principal = .user(name: user, uid: resolved)
+            case (nil, nil, let group?):
+                guard let resolved = SystemAccounts.gid(ofGroup: group) else {
+                    throw rule.error("group", "no group named \"\(group)\" on this system")
+                }
+                principal = .group(name: group, gid: resolved)
+            default:
+                throw rule.error(nil, "rule \(index + 1) needs exactly one of uid, user or group")
+            }
+            guard let names = try rule.stringArray("allow") else {
+                throw rule.error("allow", "is required: a list of \"read\", \"token\", \"manage\"")
+            }
+            var allow = Set<Permission>()
+            for name in names {
+                guard let permission = Permission(rawValue: name) else {
+                    throw rule.error("allow", "unknown permission \"\(name)\" (read, token, manage)")
+                }
+                allow.insert(permission)
+            }
+            try rule.finish()
+            rules.append(AccessRule(principal, allow: allow))
+        }
+        return rules
     }
 
     private static func isValidProviderName(_ name: String) -> Bool {
@@ -130,6 +193,7 @@ package struct DaemonConfiguration: Sendable {
         configuration.allowAnonymous = try section.bool("allow_anonymous") ?? configuration.allowAnonymous
         configuration.allowRegistration = try section.bool("allow_registration") ?? configuration.allowRegistration
         configuration.issuer = try section.string("issuer") ?? configuration.issuer
+        try Self.outsideCredentials(&section, into: &configuration)
         return configuration
     }
 
@@ -150,6 +214,17 @@ package struct DaemonConfiguration: Sendable {
     private static func systemdDirectory(_ variable: String, _ environment: [String: String]) -> String? {
         guard let value = environment[variable], !value.isEmpty else { return nil }
         return value.split(separator: ":").first.map(String.init)
+    }
+
+    /// The token encryption key file: an absolute path as it is; a bare name is a systemd credential, looked up in
+    /// `$CREDENTIALS_DIRECTORY` (`LoadCredential=`/`LoadCredentialEncrypted=`).
+    package func resolvedTokenEncryptionKey(environment: [String: String]) -> String? {
+        guard let key = self.tokenEncryptionKey else { return nil }
+        if key.hasPrefix("/") { return key }
+        if let credentials = Self.systemdDirectory("CREDENTIALS_DIRECTORY", environment) {
+            return "\(credentials)/\(key)"
+        }
+        return key
     }
 
     /// `socket`, else `$RUNTIME_DIRECTORY/usher.sock`, else `$XDG_RUNTIME_DIR/usher/usher.sock` (non-root), else

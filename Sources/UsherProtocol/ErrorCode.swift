@@ -52,14 +52,24 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let apiKeyNotFound = ErrorCode("api_key_not_found")
     /// The provider could not be reached, or failed transiently; the request may succeed later.
     public static let providerUnavailable = ErrorCode("provider_unavailable")
+    /// The daemon serves `limits.max_connections` connections at most; this one is closed.
+    public static let tooManyConnections = ErrorCode("too_many_connections")
     /// Something unexpected failed inside the daemon; details are in its log.
     public static let `internal` = ErrorCode("internal")
+    /// The identity provider answered with an error (its `error` and `error_description` are in the message), or with
+    /// something that is not a valid answer (malformed JSON, an ID token that does not verify).
+    public static let providerError = ErrorCode("provider_error")
+    /// The person declined the login at the provider (device flow).
+    public static let accessDenied = ErrorCode("access_denied")
+    /// The login's code expired before the person approved it (device flow), or the started login is unknown.
+    public static let expiredToken = ErrorCode("expired_token")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
         .invalidRequest, .unknownMethod, .invalidParams, .lineTooLong, .providerNotFound, .unsupportedCredentials,
         .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
-        .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .internal,
+        .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
+        .providerError, .accessDenied, .expiredToken,
     ]
 }
 

@@ -55,6 +55,8 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case jwks
     case subscribe
     case status
+    case loginBegin = "login_begin"
+    case loginWait = "login_wait"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import UsherClient
 
 extension Usher {
@@ -73,7 +74,16 @@ extension Usher {
             abstract: "Log in; the user becomes the active user.",
             discussion: """
                 Give exactly one of --email (the password is asked for on the terminal, or read from stdin with \
-                --password-stdin), --anonymous, or --api-key-stdin (the key is the first line of stdin).
+                --password-stdin), --anonymous, --api-key-stdin (the key is the first line of stdin), --jwt-stdin \
+                (a JWT from the provider's configured issuer, the first line of stdin), --id-token ISSUER with \
+                --token-stdin (an ID token from that configured issuer), or --function JSON (the payload for the \
+                provider's authentication function).
+
+                At an OpenID Connect provider: without any of these, log in with a browser (opened with xdg-open \
+                when a display exists; --no-browser prints the URL alone on its line on stderr, and usher waits \
+                for the redirect on the loopback address); --device shows a code to enter at the provider's page \
+                and waits; --username U (with the password asked for, or --password-stdin) uses the password \
+                grant; --client-credentials logs in the provider's service account.
                 """
         )
 
@@ -85,7 +95,7 @@ extension Usher {
         @Option(help: "Log in with this email and a password.")
         var email: String?
 
-        @Flag(help: "With --email: read the password from the first line of stdin instead of asking for it.")
+        @Flag(help: "With --email or --username: read the password from the first line of stdin instead of asking.")
         var passwordStdin = false
 
         @Flag(help: "Log in as a new anonymous user.")
@@ -94,20 +104,103 @@ extension Usher {
         @Flag(help: "Log in with an API key read from the first line of stdin.")
         var apiKeyStdin = false
 
+        @Flag(help: "Log in with a JWT read from the first line of stdin.")
+        var jwtStdin = false
+
+        @Option(
+            help: ArgumentHelp(
+                "Log in with an ID token from this configured issuer (give --token-stdin).",
+                valueName: "issuer"
+            )
+        )
+        var idToken: String?
+
+        @Flag(help: "With --id-token: read the ID token from the first line of stdin.")
+        var tokenStdin = false
+
+        @Option(help: "With --id-token: the nonce the ID token must carry.")
+        var nonce: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "Log in through the provider's authentication function with this JSON object as its payload.",
+                valueName: "json"
+            )
+        )
+        var function: String?
+
+        @Option(help: "Log in with this username and a password (an OpenID Connect provider's password grant).")
+        var username: String?
+
+        @Flag(help: "Log in with the device flow: shows a code to enter at the provider's page, then waits.")
+        var device = false
+
+        @Flag(help: "Log in as the provider's service account (OpenID Connect client credentials).")
+        var clientCredentials = false
+
+        @Flag(help: "Browser login: print the URL instead of opening a browser.")
+        var noBrowser = false
+
         func validate() throws {
-            let modes = [self.email != nil, self.anonymous, self.apiKeyStdin].filter { $0 }.count
-            guard modes == 1 else {
-                throw ValidationError("Give exactly one of --email, --anonymous or --api-key-stdin.")
+            let modes = [
+                self.email != nil, self.anonymous, self.apiKeyStdin, self.jwtStdin, self.idToken != nil,
+                self.function != nil, self.username != nil, self.device, self.clientCredentials,
+            ].filter { $0 }.count
+            guard modes <= 1 else {
+                throw ValidationError(
+                    "Give at most one of --email, --anonymous, --api-key-stdin, --jwt-stdin, --id-token, --function, "
+                        + "--username, --device or --client-credentials (none: log in with a browser)."
+                )
             }
-            if self.passwordStdin && self.email == nil {
-                throw ValidationError("--password-stdin goes with --email.")
+            if self.passwordStdin && self.email == nil && self.username == nil {
+                throw ValidationError("--password-stdin goes with --email or --username.")
+            }
+            if self.noBrowser && modes != 0 {
+                throw ValidationError("--no-browser goes with the browser login (no other mode).")
+            }
+            if self.idToken != nil && !self.tokenStdin {
+                throw ValidationError("--id-token needs --token-stdin: the ID token is read from stdin.")
+            }
+            if self.tokenStdin && self.idToken == nil {
+                throw ValidationError("--token-stdin goes with --id-token.")
+            }
+            if self.nonce != nil && self.idToken == nil {
+                throw ValidationError("--nonce goes with --id-token.")
+            }
+            if let function = self.function, Self.payload(function) == nil {
+                throw ValidationError("--function must be a JSON object, such as '{\"code\": \"1234\"}'.")
             }
         }
 
+        /// The `--function` argument as a JSON object, or nil.
+        private static func payload(_ text: String) -> [String: JSONValue]? {
+            guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                return nil
+            }
+            return object
+        }
+
         func run() async throws {
+            if self.device { return try await self.runDeviceFlow() }
+            if !self.anonymous && !self.apiKeyStdin && !self.jwtStdin && !self.clientCredentials && self.email == nil
+                && self.idToken == nil && self.function == nil && self.username == nil
+            {
+                return try await self.runBrowserFlow()
+            }
             // Secrets are read before connecting: a person typing does not hold a connection open.
             let request: LoginRequest
-            if let email = self.email {
+            if let username = self.username {
+                let password =
+                    self.passwordStdin
+                    ? try Secrets.firstLineOfStandardInput(what: "password")
+                    : try Secrets.prompt("Password for \(username): ")
+                request = LoginRequest(
+                    provider: self.provider,
+                    credentials: ["type": "password", "username": .string(username), "password": .string(password)]
+                )
+            } else if self.clientCredentials {
+                request = LoginRequest(provider: self.provider, credentials: ["type": "client_credentials"])
+            } else if let email = self.email {
                 let password =
                     self.passwordStdin
                     ? try Secrets.firstLineOfStandardInput(what: "password")
@@ -115,6 +208,21 @@ extension Usher {
                 request = .emailPassword(provider: self.provider, email: email, password: password)
             } else if self.anonymous {
                 request = .anonymous(provider: self.provider)
+            } else if self.jwtStdin {
+                let token = try Secrets.firstLineOfStandardInput(what: "JWT")
+                request = LoginRequest(provider: self.provider, credentials: ["type": "jwt", "token": .string(token)])
+            } else if let issuer = self.idToken {
+                var credentials: [String: JSONValue] = [
+                    "type": "id_token", "issuer": .string(issuer),
+                    "token": .string(try Secrets.firstLineOfStandardInput(what: "ID token")),
+                ]
+                if let nonce = self.nonce { credentials["nonce"] = .string(nonce) }
+                request = LoginRequest(provider: self.provider, credentials: credentials)
+            } else if let function = self.function, let payload = Self.payload(function) {
+                request = LoginRequest(
+                    provider: self.provider,
+                    credentials: ["type": "function", "payload": .object(payload)]
+                )
             } else {
                 request = .apiKey(provider: self.provider, key: try Secrets.firstLineOfStandardInput(what: "API key"))
             }

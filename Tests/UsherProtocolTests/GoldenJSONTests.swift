@@ -216,6 +216,41 @@ struct GoldenJSONTests {
         try expectResult(JWKSRequest.Result(keys: []), id: .int(19), #"{"id":19,"result":{"keys":[]}}"# + "\n")
     }
 
+    @Test func loginBeginResults() throws {
+        try expectResult(
+            LoginBeginRequest.Result(
+                type: "authorization_code",
+                provider: "corp",
+                authorizeURL: "https://id.example.com/authorize?client_id=usher",
+                state: "st",
+                codeVerifier: "cv",
+                redirectURI: "http://127.0.0.1:8123/callback",
+                expiresAt: Fixtures.t0
+            ),
+            id: .int(30),
+            #"{"id":30,"result":{"authorize_url":"https://id.example.com/authorize?client_id=usher","#
+                + #""code_verifier":"cv","expires_at":"2027-01-15T08:00:00.000Z","login_id":null,"provider":"corp","#
+                + #""redirect_uri":"http://127.0.0.1:8123/callback","state":"st","status":"pending","#
+                + #""type":"authorization_code","user_code":null,"verification_uri":null,"#
+                + #""verification_uri_complete":null}}"# + "\n"
+        )
+        try expectResult(
+            LoginBeginRequest.Result(
+                type: "device_code",
+                provider: "corp",
+                loginID: "corp.abc",
+                verificationURI: "https://id.example.com/device",
+                userCode: "WDJB-MJHT",
+                expiresAt: Fixtures.at(600_000)
+            ),
+            id: .int(31),
+            #"{"id":31,"result":{"authorize_url":null,"code_verifier":null,"expires_at":"2027-01-15T08:10:00.000Z","#
+                + #""login_id":"corp.abc","provider":"corp","redirect_uri":null,"state":null,"status":"pending","#
+                + #""type":"device_code","user_code":"WDJB-MJHT","verification_uri":"https://id.example.com/device","#
+                + #""verification_uri_complete":null}}"# + "\n"
+        )
+    }
+
     @Test func subscribeResult() throws {
         try expectResult(
             SubscribeRequest.Result(generation: 20, subscribed: [.userLoggedIn, .daemonStopping]),
@@ -343,7 +378,8 @@ struct GoldenJSONTests {
                 "invalid_request", "unknown_method", "invalid_params", "line_too_long", "provider_not_found",
                 "unsupported_credentials", "invalid_credentials", "account_exists", "registration_disabled",
                 "user_not_found", "user_logged_out", "no_active_user", "conflict", "permission_denied",
-                "api_key_not_found", "provider_unavailable", "internal",
+                "api_key_not_found", "provider_unavailable", "too_many_connections", "internal", "provider_error",
+                "access_denied", "expired_token",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)

@@ -12,7 +12,7 @@ struct TypedParamsTests {
             CurrentUserRequest.self, ListUsersRequest.self, SwitchUserRequest.self, LogoutRequest.self,
             RemoveUserRequest.self, AccessTokenRequest.self, RefreshRequest.self, CreateAPIKeyRequest.self,
             ListAPIKeysRequest.self, DeleteAPIKeyRequest.self, JWKSRequest.self, SubscribeRequest.self,
-            StatusRequest.self,
+            StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -23,7 +23,7 @@ struct TypedParamsTests {
             Method.allCases.map(\.rawValue) == [
                 "hello", "providers", "register", "login", "current_user", "list_users", "switch_user", "logout",
                 "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
-                "jwks", "subscribe", "status",
+                "jwks", "subscribe", "status", "login_begin", "login_wait",
             ]
         )
     }
@@ -298,6 +298,33 @@ struct TypedParamsTests {
         expectInvalid(SubscribeRequest.self, ["events": ["names": []]], "not object")
     }
 
+    // MARK: - login_begin, login_wait
+
+    @Test func loginBeginAndWait() throws {
+        try expectRoundTrip(LoginBeginRequest()) {
+            #expect($0.provider == nil)
+            #expect($0.type == nil)
+            #expect($0.redirectURI == nil)
+        }
+        try expectRoundTrip(
+            LoginBeginRequest(provider: "corp", type: "authorization_code", redirectURI: "http://127.0.0.1:5/cb")
+        ) {
+            #expect($0.provider == "corp")
+            #expect($0.redirectURI == "http://127.0.0.1:5/cb")
+        }
+        try expectRoundTrip(LoginBeginRequest(type: "device_code")) { #expect($0.type == "device_code") }
+        expectInvalid(LoginBeginRequest.self, ["type": "password"], "params.type must be")
+        expectInvalid(LoginBeginRequest.self, ["type": 1], "params.type must be a string")
+        expectInvalid(
+            LoginBeginRequest.self,
+            ["type": "device_code", "redirect_uri": "http://127.0.0.1:5/cb"],
+            "params.redirect_uri goes with type \"authorization_code\" only"
+        )
+        try expectRoundTrip(LoginWaitRequest(loginID: "corp.abc")) { #expect($0.loginID == "corp.abc") }
+        expectInvalid(LoginWaitRequest.self, [:], "params.login_id is required")
+        expectInvalid(LoginWaitRequest.self, ["login_id": 7], "params.login_id must be a string")
+    }
+
     // MARK: - through the wire
 
     @Test func typedRequestsSurviveTheWire() throws {
@@ -308,6 +335,7 @@ struct TypedParamsTests {
             AccessTokenRequest(userID: "u", minValid: 0), RefreshRequest(), CreateAPIKeyRequest(name: "n"),
             ListAPIKeysRequest(), DeleteAPIKeyRequest(name: "n", userID: "u"), JWKSRequest(),
             SubscribeRequest(events: [.userRemoved]), StatusRequest(),
+            LoginBeginRequest(provider: "p", type: "device_code"), LoginWaitRequest(loginID: "p.x"),
         ]
         for typed in requests {
             var request = typed.request

@@ -1,0 +1,34 @@
+import UsherProtocol
+
+extension SessionRegistry {
+    /// `login_begin`: starts an interactive login at a provider that supports them.
+    package func loginBegin(
+        provider name: String?,
+        type: String?,
+        redirectURI: String?
+    ) async throws -> LoginBeginRequest.Result {
+        let provider = try self.provider(named: name)
+        guard let interactive = provider as? any InteractiveLoginProviding else {
+            throw ProviderError.unsupportedCredentials("provider \(provider.name) has no interactive logins")
+        }
+        return try await interactive.beginLogin(
+            type: type ?? LoginBeginRequest.authorizationCode,
+            redirectURI: redirectURI
+        )
+    }
+
+    /// `login_wait`: waits for a started login to complete, then logs its user in as `login` does.
+    ///
+    /// A login id is `PROVIDER.RANDOM`; the provider keeps the login until it completes or expires.
+    package func loginWait(loginID: String) async throws -> UserResult {
+        guard let dot = loginID.firstIndex(of: "."),
+            let provider = try? self.provider(named: String(loginID[..<dot])) as? any InteractiveLoginProviding,
+            provider.hasLogin(loginID)
+        else {
+            throw ProviderError.expiredToken("no login \"\(loginID.prefix(80))\" is under way (it may have expired)")
+        }
+        // Suspension: the login may take minutes; state may change meanwhile, and `open` re-reads it.
+        let authentication = try await provider.finishLogin(loginID)
+        return try await self.open(authentication, at: provider)
+    }
+}

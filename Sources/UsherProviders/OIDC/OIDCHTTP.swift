@@ -1,0 +1,234 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import UsherCore
+import UsherProtocol
+
+/// Why a request to the provider did not produce a usable answer.
+///
+/// Messages name the endpoint's host and what went wrong; they never hold a request's form fields (codes, tokens,
+/// secrets) or a response body beyond the provider's `error` and `error_description`.
+enum OIDCFailure: Error, Sendable, Equatable {
+    /// The provider could not be reached or failed transiently: network error, timeout, TLS failure, HTTP 5xx or 429.
+    case unavailable(String)
+    /// The provider answered with an OAuth error response (`error`, `error_description`), or a bare 4xx.
+    case oauth(status: Int, error: String?, description: String?)
+    /// The provider answered with something that is not a valid answer (malformed JSON, a missing member).
+    case invalid(String)
+
+    /// The form in which a login request reports it.
+    var providerError: ProviderError {
+        switch self {
+        case .unavailable(let message):
+            return .unavailable(message)
+        case .oauth(let status, let error, let description):
+            switch error {
+            case "invalid_grant"?:
+                return .invalidCredentials(
+                    description.map { "the provider rejected the grant: \($0)" }
+                        ?? "the provider rejected the grant (invalid_grant)"
+                )
+            case "access_denied"?:
+                return .accessDenied(description ?? "the login was declined at the provider")
+            case "expired_token"?:
+                return .expiredToken(description ?? "the code expired before the login was approved")
+            case let error?:
+                return .providerError(error: error, description: description)
+            case nil:
+                return .providerError(error: "http_\(status)", description: description)
+            }
+        case .invalid(let message):
+            return .providerError(error: "invalid_response", description: message)
+        }
+    }
+
+    /// A short description for logs and `refresh_failed` events.
+    var summary: String {
+        switch self {
+        case .unavailable(let message): message
+        case .oauth(let status, let error, let description):
+            "HTTP \(status)" + (error.map { " \($0)" } ?? "") + (description.map { ": \($0)" } ?? "")
+        case .invalid(let message): "invalid answer: \(message)"
+        }
+    }
+}
+
+/// The requests usher makes to an OpenID provider: JSON GETs and form POSTs through the daemon's shared HTTP client,
+/// each bounded by the provider's `request_timeout` and a size limit on the answer.
+struct OIDCHTTP: Sendable {
+    let client: HTTPClient
+    let timeout: Duration
+    let logger: Logger
+
+    /// Provider answers (discovery documents, token responses, userinfo) are a few kilobytes; more is refused.
+    static let maximumBodyBytes = 1 << 20
+
+    struct Response: Sendable {
+        var status: Int
+        var contentType: String?
+        var body: [UInt8]
+    }
+
+    /// GETs `url`, with a bearer token when given.
+    func get(_ url: String, bearerToken: String? = nil) async throws(OIDCFailure) -> Response {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/json")
+        if let bearerToken { request.headers.add(name: "Authorization", value: "Bearer \(bearerToken)") }
+        return try await self.send(request)
+    }
+
+    /// POSTs a form (`application/x-www-form-urlencoded`).
+    func post(
+        _ url: String,
+        form: [(String, String)],
+        headers: [(String, String)] = []
+    ) async throws(OIDCFailure)
+        -> Response
+    {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        let body = FormEncoding.encode(form)
+        request.body = .bytes(ByteBuffer(string: body))
+        return try await self.send(request)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws(OIDCFailure) -> Response {
+        let host =
+            URL(string: request.url).flatMap { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } }
+            ?? "the provider"
+        let (seconds, attoseconds) = self.timeout.components
+        let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let status: Int
+        let contentType: String?
+        let body: ByteBuffer
+        do {
+            let response = try await self.client.execute(request, deadline: deadline, logger: self.logger)
+            status = Int(response.status.code)
+            contentType = response.headers.first(name: "Content-Type")
+            body = try await response.body.collect(upTo: Self.maximumBodyBytes)
+            if request.method == .POST, response.history.count > 1 {
+                throw OIDCFailure.invalid("\(host) redirected a POST request")
+            }
+        } catch let failure as OIDCFailure {
+            throw failure
+        } catch is CancellationError {
+            throw .unavailable("the request to \(host) was cancelled")
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            throw .invalid("the answer of \(host) is longer than \(Self.maximumBodyBytes) bytes")
+        } catch {
+            throw .unavailable("cannot reach \(host): \(Self.describe(error))")
+        }
+        if status == 429 || status >= 500 {
+            throw .unavailable("\(host) answered HTTP \(status)")
+        }
+        return Response(status: status, contentType: contentType, body: Array(buffer: body))
+    }
+
+    /// A transport error in words, without anything from the request.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout:
+                return "timed out (\(error.shortDescription.lowercased()))"
+            default:
+                return error.shortDescription.lowercased()
+            }
+        }
+        let text = String(describing: error)
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+}
+
+extension OIDCHTTP.Response {
+    /// The body as a JSON object.
+    func jsonObject(what: String) throws(OIDCFailure) -> [String: JSONValue] {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(self.body)),
+            case .object(let object) = value
+        else { throw .invalid("\(what) is not a JSON object (HTTP \(self.status))") }
+        return object
+    }
+
+    /// The OAuth error of a 4xx answer (RFC 6749 §5.2), or nil when the body holds none.
+    func oauthError() -> OIDCFailure {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(self.body)),
+            case .object(let object) = value, case .string(let error)? = object["error"]
+        else { return .oauth(status: self.status, error: nil, description: nil) }
+        return .oauth(
+            status: self.status,
+            error: Self.printable(error, limit: 64),
+            description: object["error_description"]?.stringValue.map { Self.printable($0, limit: 300) }
+        )
+    }
+
+    /// Text from the provider made safe to show: printable characters only, shortened.
+    static func printable(_ text: String, limit: Int) -> String {
+        let cleaned = String(
+            text.unicodeScalars.prefix(limit).map { $0.properties.generalCategory == .control ? " " : Character($0) }
+        )
+        return text.unicodeScalars.count > limit ? cleaned + "…" : cleaned
+    }
+}
+
+/// `application/x-www-form-urlencoded` (the WHATWG URL standard's serializer, as OAuth 2.0 requires).
+enum FormEncoding {
+    static func encode(_ fields: [(String, String)]) -> String {
+        fields.map { "\(self.escape($0.0))=\(self.escape($0.1))" }.joined(separator: "&")
+    }
+
+    static func escape(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "*"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                result += "+"
+            default:
+                result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return result
+    }
+
+    /// Percent-encodes a query component (RFC 3986 unreserved characters stay as they are).
+    static func queryEscape(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return result
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - self.count)) + self
+    }
+}
+
+extension HTTPClient.Configuration {
+    /// The daemon's shared HTTP client: connection failures fail a request at once instead of being retried until
+    /// the connect timeout. usher retries on its own terms (discovery backoff, the refresh scheduler's backoff), and a
+    /// provider that refuses connections must show up as `provider_unavailable` promptly, not after ten seconds.
+    package static var providers: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return configuration
+    }
+}

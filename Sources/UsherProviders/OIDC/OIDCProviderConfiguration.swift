@@ -1,0 +1,135 @@
+import Foundation
+
+/// Settings of one `type = "oidc"` provider section.
+package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConvertible {
+    /// How the client authenticates at the token, device authorization and revocation endpoints (RFC 6749 §2.3).
+    package enum ClientAuthentication: String, Sendable, Hashable, CaseIterable {
+        /// HTTP Basic with the form-encoded client id and secret.
+        case clientSecretBasic = "client_secret_basic"
+        /// `client_id` and `client_secret` in the form body.
+        case clientSecretPost = "client_secret_post"
+        /// A public client: `client_id` in the form body, no secret.
+        case none
+    }
+
+    /// Discovery reads `ISSUER/.well-known/openid-configuration`; the document's `issuer` must equal this exactly.
+    package var issuer: String
+    package var clientID: String
+    /// Read from `client_secret_file`; nil for public clients. Never logged or shown.
+    package var clientSecret: String?
+    package var scopes: [String]
+    /// The loopback redirect of the authorization code flow; port 0 means any free port.
+    package var redirectURI: String
+    package var clientAuthentication: ClientAuthentication
+    /// Every request to the provider (connection to last byte).
+    package var requestTimeoutMilliseconds: Int64
+
+    package static let defaultScopes = ["openid", "email", "profile"]
+    package static let defaultRedirectURI = "http://127.0.0.1:0/callback"
+    package static let defaultRequestTimeoutMilliseconds: Int64 = 10_000
+
+    package init(
+        issuer: String,
+        clientID: String,
+        clientSecret: String? = nil,
+        scopes: [String] = Self.defaultScopes,
+        redirectURI: String = Self.defaultRedirectURI,
+        clientAuthentication: ClientAuthentication? = nil,
+        requestTimeoutMilliseconds: Int64 = Self.defaultRequestTimeoutMilliseconds
+    ) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.redirectURI = redirectURI
+        self.clientAuthentication = clientAuthentication ?? (clientSecret == nil ? .none : .clientSecretBasic)
+        self.requestTimeoutMilliseconds = requestTimeoutMilliseconds
+    }
+
+    /// Never shows the client secret.
+    package var description: String {
+        "oidc(issuer: \(self.issuer), client_id: \(self.clientID), secret: \(self.clientSecret == nil ? "none" : "set"))"
+    }
+
+    // MARK: Validation
+
+    /// Why `issuer` cannot be an issuer, or nil: an absolute `https` URL without query or fragment; plain `http` only
+    /// on a loopback host, where nothing leaves the machine.
+    package static func problem(withIssuer issuer: String) -> String? {
+        if let problem = OIDCEndpoint.problem(with: issuer) { return problem }
+        guard let components = URLComponents(string: issuer), components.query == nil, components.fragment == nil
+        else { return "must not have a query or a fragment" }
+        return nil
+    }
+
+    /// Why `uri` cannot be the loopback redirect, or nil: `http://` on `127.0.0.1`, `[::1]` or `localhost`, with an
+    /// explicit port (0 for any free port) and a path (RFC 8252 §7.3).
+    package static func problem(withRedirectURI uri: String) -> String? {
+        guard LoopbackRedirect(uri) == nil else { return nil }
+        return "must be a loopback URL such as \"http://127.0.0.1:0/callback\": http, host 127.0.0.1, [::1] or "
+            + "localhost, an explicit port, a path"
+    }
+
+    /// The configuration's problems with itself, or nil: a secret goes with `client_secret_basic`/`post`, and those
+    /// need one.
+    package func clientAuthenticationProblem() -> String? {
+        switch (self.clientAuthentication, self.clientSecret) {
+        case (.none, .some): "is \"none\", but client_secret_file gives a secret: use client_secret_basic or _post"
+        case (.clientSecretBasic, nil), (.clientSecretPost, nil):
+            "is \"\(self.clientAuthentication.rawValue)\", which needs client_secret_file"
+        default: nil
+        }
+    }
+}
+
+/// Checks of provider URLs.
+enum OIDCEndpoint {
+    /// Why `url` cannot be a provider endpoint, or nil: absolute `https`, or `http` on a loopback host.
+    static func problem(with url: String) -> String? {
+        JWKSSource.problem(withURL: url)
+    }
+
+    static func isLoopback(host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+/// A loopback redirect URI (RFC 8252 §7.3), parsed: `http://HOST:PORT/PATH`.
+struct LoopbackRedirect: Hashable, Sendable {
+    /// `127.0.0.1`, `::1` (written `[::1]` in the URI) or `localhost`.
+    var host: String
+    var port: Int
+    var path: String
+
+    init?(_ uri: String) {
+        guard let components = URLComponents(string: uri), components.scheme?.lowercased() == "http",
+            let host = components.host, OIDCEndpoint.isLoopback(host: host), let port = components.port,
+            (0...65535).contains(port), components.user == nil, components.password == nil, components.query == nil,
+            components.fragment == nil, components.path.hasPrefix("/")
+        else { return nil }
+        self.host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        self.port = port
+        self.path = components.path
+    }
+
+    init(host: String, port: Int, path: String) {
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+
+    var uri: String {
+        let host = self.host.contains(":") ? "[\(self.host)]" : self.host
+        return "http://\(host):\(self.port)\(self.path)"
+    }
+
+    /// Whether a client's actual redirect `other` fits this configured one: same host and path, and same port unless
+    /// the configured port is 0 (any port, RFC 8252 §7.3).
+    func admits(_ other: LoopbackRedirect) -> Bool {
+        other.host == self.host && other.path == self.path && other.port != 0
+            && (self.port == 0 || other.port == self.port)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import UsherCore
+import UsherProtocol
+
+/// A successful token endpoint answer (RFC 6749 §5.1, RFC 8693 §2.2.1), parsed and checked.
+struct OIDCTokenResponse: Sendable {
+    var accessToken: String
+    var expiresIn: Int64?
+    var refreshToken: String?
+    /// Keycloak and others say how long the refresh token lasts; 0 means "no expiry".
+    var refreshExpiresIn: Int64?
+    var idToken: String?
+
+    /// The access token lifetime assumed when the provider gives neither `expires_in` nor a JWT `exp`.
+    static let defaultLifetimeSeconds: Int64 = 300
+
+    static func parse(_ object: [String: JSONValue]) throws(OIDCFailure) -> OIDCTokenResponse {
+        guard case .string(let accessToken)? = object["access_token"], !accessToken.isEmpty else {
+            throw .invalid("the token response has no access_token")
+        }
+        if let tokenType = object["token_type"]?.stringValue, tokenType.lowercased() != "bearer" {
+            throw .invalid("the token type \"\(OIDCHTTP.Response.printable(tokenType, limit: 32))\" is not Bearer")
+        }
+        func optionalString(_ key: String) throws(OIDCFailure) -> String? {
+            switch object[key] {
+            case nil, .null?: return nil
+            case .string(let value)?: return value.isEmpty ? nil : value
+            default: throw .invalid("the token response's \(key) is not a string")
+            }
+        }
+        return OIDCTokenResponse(
+            accessToken: accessToken,
+            expiresIn: try Self.seconds(object, "expires_in"),
+            refreshToken: try optionalString("refresh_token"),
+            refreshExpiresIn: try Self.seconds(object, "refresh_expires_in"),
+            idToken: try optionalString("id_token")
+        )
+    }
+
+    /// A number of seconds; some providers send it as a string.
+    private static func seconds(_ object: [String: JSONValue], _ key: String) throws(OIDCFailure) -> Int64? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .int(let value)?: return value
+        case .double(let value)? where value.isFinite && abs(value) < 1e12: return Int64(value)
+        case .string(let text)?:
+            guard let value = Int64(text) else { throw .invalid("the token response's \(key) is not a number") }
+            return value
+        default: throw .invalid("the token response's \(key) is not a number")
+        }
+    }
+
+    /// The tokens as the registry keeps them.
+    ///
+    /// The access token expires at `now + expires_in`, or at its own `exp` claim when it is a JWT that says so
+    /// earlier; with neither, after `defaultLifetimeSeconds`. The refresh token's expiry is known only from
+    /// `refresh_expires_in`.
+    func tokenSet(now: Timestamp) -> TokenSet {
+        var expiresAt: Timestamp? = self.expiresIn.map { now.adding(milliseconds: max(1, $0) * 1000) }
+        if let exp = Self.jwtExpiry(self.accessToken) {
+            let claimed = Timestamp(millisecondsSinceEpoch: exp * 1000)
+            if claimed > now { expiresAt = min(expiresAt ?? claimed, claimed) }
+        }
+        return TokenSet(
+            accessToken: self.accessToken,
+            issuedAt: now,
+            expiresAt: expiresAt ?? now.adding(milliseconds: Self.defaultLifetimeSeconds * 1000),
+            refreshToken: self.refreshToken,
+            refreshExpiresAt: self.refreshExpiresIn.flatMap { $0 > 0 ? now.adding(milliseconds: $0 * 1000) : nil }
+        )
+    }
+
+    /// The `exp` claim of a JWT access token, read without verifying it: it only ever shortens the lifetime the
+    /// provider announced, so a forged value cannot extend anything.
+    static func jwtExpiry(_ token: String) -> Int64? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            case .object(let claims)? = try? JSONDecoder().decode(JSONValue.self, from: Data(payload))
+        else { return nil }
+        switch claims["exp"] {
+        case .int(let value)?: return value
+        case .double(let value)? where value.isFinite && abs(value) < 1e12: return Int64(value)
+        default: return nil
+        }
+    }
+}

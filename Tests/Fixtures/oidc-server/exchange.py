@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""A real OpenID provider with OAuth 2.0 Token Exchange (RFC 8693), for usher's token_exchange tests.
+
+django-oauth-toolkit has no token exchange, so this is idpyoidc (IdentityPython's OpenID Connect server library,
+from PyPI) behind a small WSGI front: discovery, JWK set, authorization, token (authorization code, refresh, token
+exchange) and userinfo endpoints, on 127.0.0.1. The token exchange itself is idpyoidc's.
+
+    exchange.py serve STATE_DIR
+        Serves on a free loopback port; prints "listening on http://127.0.0.1:PORT" once it accepts connections.
+    exchange.py subject-token ISSUER
+        Plays another application of the same provider ("app"): logs the test user in (the authorization endpoint
+        authenticates everyone as "diana") with the authorization code grant and prints its access token, the
+        subject token a client exchanges.
+
+Clients: "app" (secret "app-secret"), "usher" (secret "usher-secret", may exchange tokens). The user: diana
+(diana@example.com, "Diana Krall").
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+KEY_DEFINITIONS = [{"type": "RSA", "key": "", "use": ["sig"]}, {"type": "EC", "crv": "P-256", "use": ["sig"]}]
+ENCRYPTION = {
+    "kwargs": {
+        "keys": {
+            "key_defs": [
+                {"type": "OCT", "use": ["enc"], "kid": "password"},
+                {"type": "OCT", "use": ["enc"], "kid": "salt"},
+            ]
+        },
+        "iterations": 1,
+    }
+}
+APP_REDIRECT = "https://app.example.com/callback"
+
+
+def configuration(issuer, state_dir):
+    from idpyoidc.server.authz import AuthzHandling
+    from idpyoidc.server.client_authn import verify_client
+    from idpyoidc.server.user_info import UserInfo
+
+    return {
+        "issuer": issuer,
+        "httpc_params": {"verify": False},
+        "keys": {
+            "uri_path": "jwks.json",
+            "key_defs": KEY_DEFINITIONS,
+            "private_path": str(state_dir / "jwks.json"),
+            "read_only": False,
+        },
+        "token_handler_args": {
+            "jwks_defs": {"key_defs": KEY_DEFINITIONS},
+            "code": {"lifetime": 600, "kwargs": {"crypt_conf": ENCRYPTION}},
+            "token": {
+                "class": "idpyoidc.server.token.jwt_token.JWTToken",
+                "kwargs": {"lifetime": 600, "add_claims_by_scope": True},
+            },
+            "refresh": {"class": "idpyoidc.server.token.jwt_token.JWTToken", "kwargs": {"lifetime": 86400}},
+            "id_token": {"class": "idpyoidc.server.token.id_token.IDToken", "kwargs": {}},
+        },
+        "endpoint": {
+            "provider_config": {
+                "path": ".well-known/openid-configuration",
+                "class": "idpyoidc.server.oidc.provider_config.ProviderConfiguration",
+                "kwargs": {},
+            },
+            "authorization": {
+                "path": "authorization",
+                "class": "idpyoidc.server.oidc.authorization.Authorization",
+                "kwargs": {},
+            },
+            "token": {
+                "path": "token",
+                "class": "idpyoidc.server.oidc.token.Token",
+                "kwargs": {
+                    "client_authn_method": ["client_secret_basic", "client_secret_post"],
+                    "grant_types_helpers": {
+                        "authorization_code": {
+                            "class": "idpyoidc.server.oidc.token_helper.access_token.AccessTokenHelper"
+                        },
+                        "refresh_token": {
+                            "class": "idpyoidc.server.oidc.token_helper.refresh_token.RefreshTokenHelper"
+                        },
+                        "urn:ietf:params:oauth:grant-type:token-exchange": {
+                            "class": "idpyoidc.server.oidc.token_helper.token_exchange.TokenExchangeHelper",
+                            "kwargs": {
+                                "subject_token_types_supported": [
+                                    "urn:ietf:params:oauth:token-type:access_token"
+                                ],
+                                "requested_token_types_supported": [
+                                    "urn:ietf:params:oauth:token-type:access_token"
+                                ],
+                                "default_requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                                "policy": {
+                                    "": {
+                                        "function": "idpyoidc.server.oauth2.token_helper."
+                                        "validate_token_exchange_policy",
+                                        "kwargs": {"scope": ["openid", "email", "profile"]},
+                                    }
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+            "userinfo": {"path": "userinfo", "class": "idpyoidc.server.oidc.userinfo.UserInfo", "kwargs": {}},
+        },
+        "authentication": {
+            "anonymous": {
+                "acr": "urn:oasis:names:tc:SAML:2.0:ac:classes:InternetProtocolPassword",
+                "class": "idpyoidc.server.user_authn.user.NoAuthn",
+                "kwargs": {"user": "diana"},
+            }
+        },
+        "userinfo": {"class": UserInfo, "kwargs": {"db_file": str(state_dir / "users.json")}},
+        "client_authn": verify_client,
+        "authz": {
+            "class": AuthzHandling,
+            "kwargs": {
+                "grant_config": {
+                    "usage_rules": {
+                        "authorization_code": {
+                            "supports_minting": ["access_token", "refresh_token", "id_token"],
+                            "max_usage": 1,
+                        },
+                        "access_token": {"supports_minting": ["access_token"], "expires_in": 600},
+                        "refresh_token": {
+                            "supports_minting": ["access_token", "refresh_token", "id_token"],
+                            "expires_in": 86400,
+                        },
+                    },
+                    "expires_in": 43200,
+                }
+            },
+        },
+        "session_params": {"encrypter": ENCRYPTION},
+    }
+
+
+def build(state_dir, issuer):
+    from idpyoidc.server import Server
+    from idpyoidc.server.configure import OPConfiguration
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / "users.json").write_text(
+        json.dumps(
+            {
+                "diana": {
+                    "sub": "diana",
+                    "email": "diana@example.com",
+                    "email_verified": True,
+                    "name": "Diana Krall",
+                    "preferred_username": "diana",
+                }
+            }
+        )
+    )
+    server = Server(OPConfiguration(conf=configuration(issuer, state_dir), base_path=str(state_dir)), cwd=str(state_dir))
+    scopes = ["openid", "email", "profile", "offline_access"]
+    server.context.cdb["app"] = {
+        "client_id": "app",
+        "client_secret": "app-secret",
+        "client_salt": "app-salt",
+        "redirect_uris": [(APP_REDIRECT, None)],
+        "token_endpoint_auth_method": "client_secret_post",
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "response_types_supported": ["code"],
+        "allowed_scopes": scopes,
+    }
+    server.context.cdb["usher"] = {
+        "client_id": "usher",
+        "client_secret": "usher-secret",
+        "client_salt": "usher-salt",
+        "redirect_uris": [("http://127.0.0.1/callback", None)],
+        "token_endpoint_auth_method": "client_secret_basic",
+        "grant_types_supported": ["urn:ietf:params:oauth:grant-type:token-exchange", "refresh_token"],
+        "response_types_supported": ["code"],
+        "allowed_scopes": scopes,
+    }
+    return server
+
+
+def application(server):
+    lock = threading.Lock()  # idpyoidc's server state is not made for concurrent requests
+
+    def respond(start_response, status, body, content_type="application/json", headers=()):
+        data = body.encode() if isinstance(body, str) else body
+        start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(data)))] + list(headers))
+        return [data]
+
+    def handle(environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        method = environ["REQUEST_METHOD"]
+        query = environ.get("QUERY_STRING", "")
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length).decode() if length else ""
+        headers = {"authorization": environ.get("HTTP_AUTHORIZATION", "")}
+        http_info = {"headers": headers, "method": method, "url": server.context.issuer + path}
+        if path == "/jwks.json":
+            return respond(start_response, "200 OK", json.dumps(server.keyjar.export_jwks()))
+        names = {
+            "/.well-known/openid-configuration": "provider_config",
+            "/authorization": "authorization",
+            "/token": "token",
+            "/userinfo": "userinfo",
+        }
+        if path not in names:
+            return respond(start_response, "404 Not Found", json.dumps({"error": "not_found"}))
+        endpoint = server.get_endpoint(names[path])
+        request = endpoint.parse_request(body if method == "POST" else query, http_info=http_info)
+        if "error" in request:
+            status = "401 Unauthorized" if request["error"] in ("invalid_client", "invalid_token") else "400 Bad Request"
+            return respond(start_response, status, request.to_json())
+        result = endpoint.process_request(request, http_info=http_info)
+        if "error" in result:
+            return respond(start_response, "400 Bad Request", json.dumps(result))
+        response_args = result.get("response_args")
+        if response_args is not None and "error" in response_args:
+            status = "401 Unauthorized" if response_args["error"] == "invalid_token" else "400 Bad Request"
+            return respond(start_response, status, response_args.to_json())
+        if names[path] == "authorization":
+            location = result["return_uri"] + "?" + urlencode(response_args.to_dict())
+            return respond(start_response, "302 Found", "", "text/plain", [("Location", location)])
+        answer = endpoint.do_response(request=request, **result)
+        content_type = dict(answer.get("http_headers", [])).get("Content-type", "application/json")
+        return respond(start_response, "200 OK", answer["response"], content_type)
+
+    def app(environ, start_response):
+        with lock:
+            return handle(environ, start_response)
+
+    return app
+
+
+def serve(state_dir):
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    server = build(state_dir, f"http://127.0.0.1:{port}")
+
+    class Handler(WSGIRequestHandler):
+        def log_message(self, format, *args):
+            sys.stderr.write("%s %s\n" % (self.log_date_time_string(), format % args))
+
+    http = WSGIServer(("127.0.0.1", port), Handler, bind_and_activate=False)
+    http.socket.close()
+    http.socket = listener
+    http.server_address = listener.getsockname()
+    http.server_name = "127.0.0.1"
+    http.server_port = port
+    http.setup_environ()
+    listener.listen(16)
+    http.set_app(application(server))
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    print(f"listening on http://127.0.0.1:{port}", flush=True)
+    http.serve_forever(poll_interval=0.1)
+
+
+def subject_token(issuer):
+    import requests
+
+    authorize = requests.get(
+        issuer + "/authorization",
+        params={
+            "response_type": "code",
+            "client_id": "app",
+            "redirect_uri": APP_REDIRECT,
+            "scope": "openid email profile",
+            "state": "app-state",
+            "nonce": "app-nonce",
+        },
+        allow_redirects=False,
+        timeout=10,
+    )
+    location = authorize.headers.get("Location", "")
+    code = parse_qs(urlparse(location).query).get("code", [None])[0]
+    if authorize.status_code != 302 or not code:
+        sys.exit(f"exchange: no code from the authorization endpoint (HTTP {authorize.status_code}): {authorize.text}")
+    tokens = requests.post(
+        issuer + "/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": APP_REDIRECT,
+            "client_id": "app",
+            "client_secret": "app-secret",
+        },
+        timeout=10,
+    )
+    if tokens.status_code != 200:
+        sys.exit(f"exchange: the code was not exchanged (HTTP {tokens.status_code}): {tokens.text}")
+    print(tokens.json()["access_token"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "subject-token":
+        subject_token(sys.argv[2])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,645 @@
+import Foundation
+import Testing
+import UsherProtocol
+import UsherTestSupport
+
+/// OpenID Connect providers on the real daemon against a real OpenID Connect server (django-oauth-toolkit, see
+/// `OIDCTestServer`): every login flow, refresh with rotation, revocation both ways, and a provider that goes away.
+@Suite(.timeLimit(.minutes(3)), .oidcServer)
+struct OIDCIntegrationTests {
+    static func server() throws -> OIDCTestServer {
+        try #require(OIDCTestServer.shared, "the suite's OpenID Connect server is not running")
+    }
+
+    static func usher() throws -> String { try BuiltProducts.path(of: "usher") }
+
+    /// The value of `name` in a URL's query.
+    static func query(_ url: String, _ name: String) -> String? {
+        URLComponents(string: url)?.queryItems?.first { $0.name == name }?.value
+    }
+
+    // MARK: - Authorization code + PKCE, through the CLI
+
+    @Test func browserLoginThroughTheCLI() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            /// `usher login --provider code --no-browser`, with the scripted person at the browser.
+            func login(as user: String, deny: Bool = false) async throws -> (status: Int32, BackgroundProcess) {
+                let cli = try BackgroundProcess(
+                    try Self.usher(),
+                    ["--socket", daemon.socketPath, "login", "--provider", "code", "--no-browser"]
+                )
+                // The URL is printed alone on its own line on stderr.
+                let url = try await cli.stderrLine { $0.hasPrefix("http") }
+                #expect(url.hasPrefix(server.issuer + "/authorize/?"))
+                #expect(Self.query(url, "code_challenge_method") == "S256")
+                #expect(Self.query(url, "state") != nil)
+                #expect(Self.query(url, "nonce") != nil)
+                let redirect = try #require(Self.query(url, "redirect_uri"))
+                #expect(redirect.hasPrefix("http://127.0.0.1:"))
+                let browser = try await server.browser(
+                    ["authorize", url, user, "\(user)-password"] + (deny ? ["--deny"] : [])
+                )
+                #expect(browser.status == 0, "\(browser.stderr)")
+                // The CLI answered the browser.
+                #expect(browser.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "200")
+                return (try await cli.exitStatus(), cli)
+            }
+
+            let (status, first) = try await login(as: "alice")
+            #expect(status == 0, "\(first.stderr)")
+            #expect(first.stdout.contains("alice@example.com"))
+            #expect(first.stdout.contains("Alice Tester"))
+            #expect(first.stdout.contains("authorization_code"))
+
+            let client = try daemon.connect()
+            let current = try await client.result("current_user")
+            let alice = try #require(current["user"]?["id"]?.stringValue)
+            #expect(current["user"]?["provider"] == "code")
+            #expect(current["user"]?["kind"] == "authorization_code")
+            #expect(current["user"]?["email"] == "alice@example.com")
+            #expect(current["user"]?["state"] == "logged_in")
+
+            // The access token is the provider's, and works at its userinfo endpoint.
+            let token = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+            let userinfo = try await server.browser(["userinfo", server.issuer + "/userinfo/", token])
+            #expect(userinfo.stdout.hasPrefix("200"))
+            #expect(userinfo.stdout.contains("alice@example.com"))
+
+            // The same person again is the same user; another person is another user, and becomes active.
+            #expect(try await login(as: "alice").status == 0)
+            #expect(try await client.result("current_user")["user"]?["id"]?.stringValue == alice)
+            #expect(try await login(as: "bob").status == 0)
+            let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
+            #expect(users.count == 2)
+            #expect(try await client.result("current_user")["user"]?["email"] == "bob@example.com")
+
+            // A person who declines: the CLI fails, saying so; nobody is logged in.
+            let (deniedStatus, denied) = try await login(as: "carol", deny: true)
+            #expect(deniedStatus == 1)
+            #expect(denied.stderr.contains("access_denied"))
+            #expect(try #require(try await client.result("list_users")["users"]?.arrayValue).count == 2)
+
+            // Nothing secret in the daemon's log (it runs at debug).
+            #expect(!daemon.log.contains(token))
+        }
+    }
+
+    @Test func stateAndPKCEAreCheckedAndNothingSecretIsLogged() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let client = try daemon.connect()
+            /// Starts a login and plays the browser: the redirect's code, with what login_begin returned.
+            func begin(user: String = "judy") async throws -> (begun: JSONValue, code: String) {
+                let begun = try await client.result("login_begin", ["provider": "code"])
+                let url = try #require(begun["authorize_url"]?.stringValue)
+                let browser = try await server.browser(["authorize", url, user, "\(user)-password", "--print-redirect"])
+                #expect(browser.status == 0, "\(browser.stderr)")
+                let redirect = browser.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(Self.query(redirect, "state") == begun["state"]?.stringValue)
+                return (begun, try #require(Self.query(redirect, "code")))
+            }
+            func credentials(_ begun: JSONValue, _ code: String, _ changes: [String: JSONValue] = [:]) -> JSONValue {
+                var credentials: [String: JSONValue] = [
+                    "type": "authorization_code", "code": .string(code),
+                    "code_verifier": begun["code_verifier"] ?? nil, "redirect_uri": begun["redirect_uri"] ?? nil,
+                    "state": begun["state"] ?? nil,
+                ]
+                credentials.merge(changes) { _, new in new }
+                return .object(credentials)
+            }
+
+            let (begun, code) = try await begin()
+            #expect(begun["type"] == "authorization_code")
+            #expect(begun["status"] == "pending")
+            // A state the daemon did not issue is refused (and does not use up the real one).
+            #expect(
+                try await client.errorCode(
+                    "login",
+                    ["provider": "code", "credentials": credentials(begun, code, ["state": "forged"])]
+                ) == "invalid_credentials"
+            )
+            let login = try await client.result("login", ["provider": "code", "credentials": credentials(begun, code)])
+            #expect(login["user"]?["email"] == "judy@example.com")
+            // Neither the state nor the code can be used twice.
+            #expect(
+                try await client.errorCode("login", ["provider": "code", "credentials": credentials(begun, code)])
+                    == "invalid_credentials"
+            )
+
+            // A verifier that does not match the challenge is refused before the provider sees the code.
+            let (other, otherCode) = try await begin()
+            let verifier = String(repeating: "A", count: 43)
+            #expect(
+                try await client.errorCode(
+                    "login",
+                    [
+                        "provider": "code",
+                        "credentials": credentials(other, otherCode, ["code_verifier": .string(verifier)]),
+                    ]
+                ) == "invalid_credentials"
+            )
+            // A redirect that does not fit the configured one is refused at login_begin.
+            #expect(
+                try await client.errorCode(
+                    "login_begin",
+                    ["provider": "code", "redirect_uri": "http://127.0.0.1:8123/elsewhere"]
+                ) == "invalid_params"
+            )
+            let explicit = try await client.result(
+                "login_begin",
+                ["provider": "code", "redirect_uri": "http://127.0.0.1:8123/callback"]
+            )
+            #expect(explicit["redirect_uri"] == "http://127.0.0.1:8123/callback")
+            // A provider without interactive logins, and a type login_begin does not know.
+            #expect(try await client.errorCode("login_begin", ["provider": "nope"]) == "provider_not_found")
+            #expect(try await client.errorCode("login_begin", ["type": "password"]) == "invalid_params")
+
+            let token = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+            let log = daemon.log
+            for secret in [code, otherCode, token, begun["code_verifier"]?.stringValue ?? "-", "judy-password"] {
+                #expect(!log.contains(secret))
+            }
+        }
+    }
+
+    // MARK: - Device flow
+
+    @Test func deviceFlowThroughTheCLI() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let cli = try BackgroundProcess(
+                try Self.usher(),
+                ["--socket", daemon.socketPath, "login", "--provider", "device", "--device"]
+            )
+            let visit = try await cli.stderrLine { $0.hasPrefix("To log in, visit ") }
+            let uri = try #require(visit.split(separator: " ").first { $0.hasPrefix("http") }).description
+            #expect(uri == server.issuer + "/device/")
+            let code = try await cli.stderrLine { line in
+                line.count == 8 && line.allSatisfy { $0.isUppercase || $0.isNumber }
+            }
+            let browser = try await server.browser(["device", uri, code, "carol", "carol-password"])
+            #expect(browser.status == 0, "\(browser.stderr)")
+            #expect(try await cli.exitStatus() == 0, "\(cli.stderr)")
+            #expect(cli.stdout.contains("carol@example.com"))
+            #expect(cli.stdout.contains("device_code"))
+
+            // Declined at the provider: login_wait says access_denied.
+            let client = try daemon.connect()
+            client.timeout = .seconds(30)
+            let begun = try await client.result("login_begin", ["provider": "device", "type": "device_code"])
+            let loginID = try #require(begun["login_id"]?.stringValue)
+            #expect(begun["status"] == "pending")
+            #expect(begun["expires_at"]?.stringValue != nil)
+            let userCode = try #require(begun["user_code"]?.stringValue)
+            let verification = try #require(begun["verification_uri"]?.stringValue)
+            let denied = try await server.browser(["device", verification, userCode, "ivan", "ivan-password", "--deny"])
+            #expect(denied.status == 0, "\(denied.stderr)")
+            #expect(try await client.errorCode("login_wait", ["login_id": .string(loginID)]) == "access_denied")
+            #expect(try await client.errorCode("login_wait", ["login_id": "device.unknown"]) == "expired_token")
+            #expect(try await client.errorCode("login_wait", ["login_id": "nonsense"]) == "expired_token")
+
+            let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
+            #expect(users.count == 1)
+            #expect(users.first?["kind"] == "device_code")
+        }
+    }
+
+    // MARK: - Password and client credentials
+
+    @Test func passwordAndClientCredentialsGrants() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let usher = try Self.usher()
+            let login = try await runProcess(
+                usher,
+                [
+                    "--socket", daemon.socketPath, "login", "--provider", "corp", "--username", "dave",
+                    "--password-stdin",
+                ],
+                stdin: "dave-password\n"
+            )
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stdout.contains("dave@example.com"))
+            #expect(login.stdout.contains("password"))
+            let wrong = try await runProcess(
+                usher,
+                [
+                    "--socket", daemon.socketPath, "login", "--provider", "corp", "--username", "dave",
+                    "--password-stdin",
+                ],
+                stdin: "not-the-password\n"
+            )
+            #expect(wrong.status == 1)
+            #expect(wrong.stderr.contains("invalid_credentials"))
+
+            // The service account: a user for the client itself, renewed with new grants.
+            let client = try daemon.connect()
+            let service = try await client.result(
+                "login",
+                ["provider": "service", "credentials": ["type": "client_credentials"]]
+            )
+            #expect(service["user"]?["kind"] == "client_credentials")
+            #expect(service["user"]?["name"] == "usher-service")
+            #expect(service["user"]?["email"] == .null)
+            let serviceID = try #require(service["user"]?["id"]?.stringValue)
+            let first = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+            let refreshed = try await client.result("refresh", ["user_id": .string(serviceID)])
+            #expect(refreshed["user_id"]?.stringValue == serviceID)
+            let second = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+            #expect(first != second)
+            // Logging in again keeps the same user.
+            let again = try await client.result(
+                "login",
+                ["provider": "service", "credentials": ["type": "client_credentials"]]
+            )
+            #expect(again["user"]?["id"]?.stringValue == serviceID)
+            // A client that may only use the password grant has no service account.
+            #expect(
+                try await client.errorCode("login", ["credentials": ["type": "client_credentials"]]) == "provider_error"
+            )
+
+            // The credential types come from discovery: django-oauth-toolkit has no token exchange.
+            let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
+            let byName = Dictionary(uniqueKeysWithValues: providers.map { ($0["name"]?.stringValue ?? "", $0) })
+            let corpCredentials = try #require(byName["corp"]?["credentials"]?.arrayValue)
+            let corp = corpCredentials.compactMap { $0.stringValue }
+            #expect(corp.contains("password"))
+            #expect(corp.contains("client_credentials"))
+            #expect(!corp.contains("token_exchange"))
+            #expect(byName["code"]?["credentials"]?.arrayValue?.contains("client_credentials") == false)
+            #expect(byName["corp"]?["type"] == "oidc")
+            #expect(!daemon.log.contains("dave-password"))
+            #expect(!daemon.log.contains("password-secret"))
+        }
+    }
+
+    // MARK: - Refresh, rotation, revocation
+
+    @Test func refreshRotatesAndARevocationAtTheServerLogsTheUserOut() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let watcher = try daemon.connect()
+            watcher.timeout = .seconds(20)
+            _ = try await watcher.result("subscribe", ["events": ["token_refreshed", "user_logged_out"]])
+            let client = try daemon.connect()
+            let login = try await client.result(
+                "login",
+                [
+                    "provider": "short",
+                    "credentials": ["type": "password", "username": "erin", "password": "erin-password"],
+                ]
+            )
+            let erin = try #require(login["user"]?["id"]?.stringValue)
+            let firstToken = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+
+            // Access tokens live 4 s: refreshed about 2 s before they expire, without any request, twice.
+            for _ in 0..<2 {
+                let event = try await watcher.nextEvent()
+                #expect(event["event"] == "token_refreshed")
+                #expect(event["data"]?["user_id"]?.stringValue == erin)
+            }
+            let current = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+            #expect(current != firstToken)
+            // Rotation at the server: every refresh token used is revoked; one is active.
+            let tokens = try await server.tokens(of: "erin")
+            #expect(tokens.refreshActive == 1)
+            #expect(tokens.refreshRevoked >= 2)
+
+            // An administrator revokes the session at the provider: the next refresh ends it here.
+            try await server.revokeTokens(of: "erin")
+            var loggedOut: JSONValue?
+            while loggedOut == nil {
+                let event = try await watcher.nextEvent()
+                if event["event"] == "user_logged_out" { loggedOut = .object(event) }
+            }
+            #expect(loggedOut?["data"]?["user_id"]?.stringValue == erin)
+            #expect(loggedOut?["data"]?["reason"] == "session_revoked")
+            let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
+            #expect(users.first?["state"] == "logged_out")
+            #expect(users.first?["token_state"] == "none")
+            #expect(try await client.errorCode("access_token", ["user_id": .string(erin)]) == "user_logged_out")
+            #expect(!daemon.log.contains(current))
+        }
+    }
+
+    @Test func logoutRevokesTheTokensAtTheProvider() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let client = try daemon.connect()
+            _ = try await client.result(
+                "login",
+                ["credentials": ["type": "password", "username": "frank", "password": "frank-password"]]
+            )
+            let token = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+            let before = try await server.tokens(of: "frank")
+            #expect(before.refreshActive == 1)
+            #expect(before.access == 1)
+
+            let logout = try await client.result("logout")
+            #expect(logout["revoked"] == true)
+            #expect(logout["user"]?["state"] == "logged_out")
+            let after = try await server.tokens(of: "frank")
+            #expect(after.refreshActive == 0)
+            #expect(after.refreshRevoked == 1)
+            #expect(after.access == 0)
+            // The provider no longer accepts the access token.
+            let userinfo = try await server.browser(["userinfo", server.issuer + "/userinfo/", token])
+            #expect(userinfo.stdout.hasPrefix("401") || userinfo.stdout.hasPrefix("403"))
+            // Logging out a logged-out user changes nothing and revokes nothing.
+            #expect(try await client.result("logout", ["user_id": logout["user"]?["id"] ?? nil])["revoked"] == false)
+        }
+    }
+
+    @Test func theClientSecretIsReadFromTheCredentialsDirectory() async throws {
+        let server = try Self.server()
+        let credentials = try TestDirectory()
+        defer { credentials.remove() }
+        try credentials.write("usher-corp", "password-secret\n")
+        let config = """
+            [providers.corp]
+            type = "oidc"
+            issuer = "\(server.issuer)"
+            client_id = "usher-password"
+            client_secret_file = "usher-corp"
+            [daemon]
+            default_provider = "corp"
+            """
+        let daemon = try DaemonProcess(config: config)
+        try await DaemonProcess.using(daemon) { daemon in
+            var environment = ProcessInfo.processInfo.environment
+            environment["CREDENTIALS_DIRECTORY"] = credentials.path
+            try await daemon.start(environment: environment)
+            let client = try daemon.connect()
+            let login = try await client.result(
+                "login",
+                ["credentials": ["type": "password", "username": "grace", "password": "grace-password"]]
+            )
+            #expect(login["user"]?["email"] == "grace@example.com")
+        }
+    }
+}
+
+/// A provider that is not there: at start, and in the middle of a session. Each test has a server of its own.
+@Suite(.timeLimit(.minutes(3)))
+struct OIDCProviderOutageTests {
+    static func password(_ user: String, provider: String = "corp") -> [String: JSONValue] {
+        [
+            "provider": .string(provider),
+            "credentials": ["type": "password", "username": .string(user), "password": .string("\(user)-password")],
+        ]
+    }
+
+    @Test func theDaemonStartsWithoutTheProviderAndDiscoversItInTheBackground() async throws {
+        let server = try await OIDCTestServer()
+        defer { server.directory.remove() }
+        // Learn a free port, then leave it unserved.
+        try await server.start()
+        await server.stop()
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let client = try daemon.connect()
+            // Everything else works at once.
+            #expect(try await client.result("hello")["server"] == "usherd")
+            #expect(try await client.result("list_users")["users"]?.arrayValue?.isEmpty == true)
+            #expect(try await client.errorCode("login", Self.password("heidi")) == "provider_unavailable")
+            #expect(try await client.errorCode("login_begin", ["provider": "code"]) == "provider_unavailable")
+            #expect(daemon.log.contains("discovery failed; retrying"))
+
+            try await server.start(port: nil)
+            // The background retry (1 s, 2 s, 4 s, ... apart) finds it without any request: the credential types
+            // then come from discovery, which lists no token exchange.
+            let deadline = ContinuousClock.now + .seconds(40)
+            while true {
+                let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
+                let corp = providers.first { $0["name"] == "corp" }?["credentials"]?.arrayValue ?? []
+                if !corp.contains("token_exchange") { break }
+                try #require(ContinuousClock.now < deadline, "discovery was not retried in the background")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(daemon.log.contains("discovery done"))
+            let login = try await client.result("login", Self.password("heidi"))
+            #expect(login["user"]?["email"] == "heidi@example.com")
+        }
+        await server.stop()
+    }
+
+    @Test func aProviderThatGoesAwayKeepsUsersLoggedInAndTheyRecoverWhenItReturns() async throws {
+        try await OIDCTestServer.with { server in
+            try await DaemonProcess.with(config: server.providers()) { daemon in
+                let watcher = try daemon.connect()
+                watcher.timeout = .seconds(40)
+                _ = try await watcher.result(
+                    "subscribe",
+                    ["events": ["token_refreshed", "refresh_failed", "user_logged_out"]]
+                )
+                let client = try daemon.connect()
+                let other = try await client.result("login", Self.password("ivan", provider: "short"))
+                let ivan = try #require(other["user"]?["id"]?.stringValue)
+                let login = try await client.result("login", Self.password("grace", provider: "short"))
+                let grace = try #require(login["user"]?["id"]?.stringValue)
+
+                await server.stop()
+                // Refreshes fail transiently: events, the users stay logged in, retrying.
+                var failures: Set<String> = []
+                while failures.count < 2 {
+                    let event = try await watcher.nextEvent()
+                    guard event["event"] == "refresh_failed" else { continue }
+                    #expect(event["data"]?["code"] == "provider_unavailable")
+                    #expect(event["data"]?["retry_at"]?.stringValue != nil)
+                    failures.insert(event["data"]?["user_id"]?.stringValue ?? "")
+                }
+                #expect(failures == [ivan, grace])
+                let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
+                #expect(users.allSatisfy { $0["state"] == "logged_in" })
+                #expect(users.contains { $0["token_state"] == "retrying" })
+                // Once the 4-second token has expired, access_token says the provider is unavailable.
+                try await Task.sleep(for: .seconds(4))
+                #expect(
+                    try await client.errorCode("access_token", ["user_id": .string(grace)]) == "provider_unavailable"
+                )
+                // A logout while the provider is down still logs the user out; the revocation is reported as failed.
+                let logout = try await client.result("logout", ["user_id": .string(ivan)])
+                #expect(logout["revoked"] == false)
+                #expect(logout["user"]?["state"] == "logged_out")
+
+                try await server.start(port: nil)
+                // The next retry succeeds: the user is fresh again, and nobody was logged out by the outage.
+                while true {
+                    let event = try await watcher.nextEvent()
+                    #expect(event["event"] != "user_logged_out" || event["data"]?["reason"] == "requested")
+                    if event["event"] == "token_refreshed", event["data"]?["user_id"]?.stringValue == grace { break }
+                }
+                let token = try await client.result("access_token", ["user_id": .string(grace)])
+                #expect((token["expires_in"]?.intValue ?? 0) >= 1)
+                let after = try #require(try await client.result("list_users")["users"]?.arrayValue)
+                #expect(after.first { $0["id"]?.stringValue == grace }?["state"] == "logged_in")
+            }
+        }
+    }
+}
+
+/// The `type = "oidc"` section: what a bad one says, and the documented sample.
+@Suite(.timeLimit(.minutes(2)))
+struct OIDCConfigurationTests {
+    static let base = "[providers.corp]\ntype = \"oidc\"\nclient_id = \"usher\"\n"
+
+    /// Each bad section and the key its error must name. Typed, so the compiler need not infer the tuple type.
+    static let badSections: [(String, String)] = [
+        (Self.base, "providers.corp.issuer"),
+        (Self.base + "issuer = \"http://id.example.com\"\n", "providers.corp.issuer"),
+        (Self.base + "issuer = \"ftp://127.0.0.1/x\"\n", "providers.corp.issuer"),
+        (Self.base + "issuer = \"https://id.example.com?x=1\"\n", "providers.corp.issuer"),
+        ("[providers.corp]\ntype = \"oidc\"\nissuer = \"https://id.example.com\"\n", "providers.corp.client_id"),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\nclient_secret_file = \"no-such.secret\"\n",
+            "providers.corp.client_secret_file"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\ntoken_endpoint_auth = \"client_secret_post\"\n",
+            "providers.corp.token_endpoint_auth"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\ntoken_endpoint_auth = \"private_key_jwt\"\n",
+            "providers.corp.token_endpoint_auth"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\nredirect_uri = \"https://app.example.com/cb\"\n",
+            "providers.corp.redirect_uri"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\nredirect_uri = \"http://127.0.0.1/callback\"\n",
+            "providers.corp.redirect_uri"
+        ),
+        (Self.base + "issuer = \"https://id.example.com\"\nscopes = [\"openid profile\"]\n", "providers.corp.scopes"),
+        (Self.base + "issuer = \"https://id.example.com\"\nscopes = []\n", "providers.corp.scopes"),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\nrequest_timeout = \"1h\"\n",
+            "providers.corp.request_timeout"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\nclient_secret = \"inline\"\n",
+            "providers.corp.client_secret"
+        ),
+    ]
+
+    @Test(arguments: Self.badSections)
+    func badSectionsNameTheKeyAndTheFile(_ section: String, key: String) async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        try directory.write("usherd.toml", "[daemon]\ndefault_provider = \"corp\"\n" + section)
+        let result = try await runProcess(
+            try BuiltProducts.path(of: "usherd"),
+            [
+                "--config", directory.file("usherd.toml"), "--socket", directory.file("usher.sock"),
+                "--state-directory", directory.file("state"),
+            ]
+        )
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains(directory.file("usherd.toml")), "\(result.stderr)")
+        #expect(result.stderr.contains(key + ":"), "\(result.stderr)")
+    }
+
+    /// The sample's oidc section, uncommented, is a working configuration.
+    @Test func theDocumentedSampleSectionParses() async throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/usherd.toml")
+        let text = try String(contentsOf: sample, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "# [providers.corp]"))
+        var section: [String] = []
+        for line in lines[start...] {
+            guard line.hasPrefix("# ") else { break }
+            let body = String(line.dropFirst(2))
+            // Keys and the section header; the prose between them stays out.
+            if body.hasPrefix("[") || body.range(of: #"^[a-z_]+ = "#, options: .regularExpression) != nil {
+                section.append(body)
+            }
+        }
+        #expect(section.count == 9, "\(section)")
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        try directory.write("corp.secret", "s3cret\n")
+        let config = section.joined(separator: "\n")
+            .replacingOccurrences(of: "/etc/usher/corp.secret", with: directory.file("corp.secret"))
+            // No request leaves the machine: the issuer becomes a loopback port where nothing listens.
+            .replacingOccurrences(of: "https://id.example.com", with: "http://127.0.0.1:9")
+        try await DaemonProcess.with(config: "[daemon]\ndefault_provider = \"corp\"\n" + config) { daemon in
+            let client = try daemon.connect()
+            let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
+            #expect(providers.first?["name"] == "corp")
+            #expect(providers.first?["type"] == "oidc")
+        }
+    }
+}
+
+/// Token exchange (RFC 8693) against a real server that supports it (idpyoidc; see `TokenExchangeServer`).
+@Suite(.timeLimit(.minutes(2)))
+struct OIDCTokenExchangeTests {
+    @Test func anotherApplicationsTokenIsExchangedForASession() async throws {
+        try await TokenExchangeServer.with { server in
+            let config = """
+                [daemon]
+                default_provider = "partner"
+                [providers.partner]
+                type = "oidc"
+                issuer = "\(server.issuer)"
+                client_id = "usher"
+                client_secret_file = "\(server.directory.file("usher.secret"))"
+                """
+            try await DaemonProcess.with(config: config) { daemon in
+                let client = try daemon.connect()
+                let subjectToken = try await server.subjectToken()
+                let login = try await client.result(
+                    "login",
+                    [
+                        "credentials": [
+                            "type": "token_exchange", "subject_token": .string(subjectToken),
+                            "subject_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                        ]
+                    ]
+                )
+                #expect(login["user"]?["kind"] == "token_exchange")
+                #expect(login["user"]?["email"] == "diana@example.com")
+                #expect(login["user"]?["name"] == "Diana Krall")
+                // Discovery is done now: the credential types come from it. This server has no device flow and no
+                // password grant.
+                let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
+                let credentials = providers.first?["credentials"]?.arrayValue?.compactMap { $0.stringValue } ?? []
+                #expect(credentials.contains("token_exchange"))
+                #expect(!credentials.contains("device_code"))
+                #expect(!credentials.contains("password"))
+                let diana = try #require(login["user"]?["id"]?.stringValue)
+                // The session holds the token issued to usher, not the other application's.
+                let token = try #require(try await client.result("access_token")["access_token"]?.stringValue)
+                #expect(token != subjectToken)
+
+                // Another of the application's tokens for the same person: the same user.
+                let again = try await client.result(
+                    "login",
+                    [
+                        "credentials": [
+                            "type": "token_exchange", "subject_token": .string(try await server.subjectToken()),
+                            "subject_token_type": "access_token",
+                        ]
+                    ]
+                )
+                #expect(again["user"]?["id"]?.stringValue == diana)
+
+                // A subject token the server did not issue: its error, passed on.
+                let refused = try await client.call(
+                    "login",
+                    [
+                        "credentials": [
+                            "type": "token_exchange", "subject_token": "not.a.token",
+                            "subject_token_type": "access_token",
+                        ]
+                    ]
+                )
+                #expect(refused["error"]?["code"] == "provider_error")
+                #expect(refused["error"]?["message"]?.stringValue?.contains("Subject token invalid") == true)
+                #expect(!daemon.log.contains(subjectToken))
+                #expect(!daemon.log.contains(token))
+            }
+        }
+    }
+}

@@ -1,0 +1,346 @@
+import Foundation
+import Testing
+import UsherProtocol
+import UsherTestSupport
+
+/// A real OpenID Connect provider for the tests: django-oauth-toolkit from `Tests/Fixtures/oidc-server`, with its
+/// database and signing key in a temporary directory, served on 127.0.0.1. `make deps` installs it.
+///
+/// Users: alice, bob, carol, dave, erin (password `<name>-password`). Clients: `usher-code` (public, authorization
+/// code + PKCE), `usher-device` (public, device flow), `usher-password` (secret `password-secret`),
+/// `usher-short` (secret `short-secret`, 4-second access tokens), `usher-service` (secret `service-secret`, client
+/// credentials). See the fixture's `server.py`.
+final class OIDCTestServer: @unchecked Sendable {
+    // @unchecked: `process` and `port` change only in `start`/`stop`, called by the one test that owns the server, one
+    // at a time; other tasks only read `issuer`, which does not change while the server runs.
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/oidc-server").path
+
+    let directory: TestDirectory
+    private(set) var port = 0
+    private var process: Process?
+
+    /// The suite's shared server (see `OIDCServerScope`).
+    @TaskLocal static var shared: OIDCTestServer?
+
+    var issuer: String { "http://127.0.0.1:\(self.port)/o" }
+    var logPath: String { self.directory.file("server.log") }
+
+    /// Sets up a fresh server (database, key, users, clients); it is not started yet.
+    init() async throws {
+        self.directory = try TestDirectory()
+        let setup = try await Self.python(["server.py", "setup", self.directory.file("state")], timeout: .seconds(120))
+        guard setup.status == 0 else {
+            self.directory.remove()
+            throw TestSupportError(
+                "the OpenID Connect test server could not be set up (run `make deps`):\n\(setup.stderr)"
+            )
+        }
+        for (name, secret) in ["password": "password-secret", "short": "short-secret", "service": "service-secret"] {
+            try self.directory.write("\(name).secret", secret + "\n")
+        }
+    }
+
+    /// Sets up and starts a server, runs `body`, and always stops the server and removes its files.
+    static func with<T>(_ body: (OIDCTestServer) async throws -> T) async throws -> T {
+        let server = try await OIDCTestServer()
+        do {
+            try await server.start()
+            let result = try await body(server)
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    static func python(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ProcessOutput {
+        try await runProcess(
+            "/usr/bin/env",
+            ["python3"] + arguments.enumerated().map { $0.offset == 0 ? "\(Self.fixtures)/\($0.element)" : $0.element },
+            timeout: timeout
+        )
+    }
+
+    /// Starts serving, on `port` (a free one when 0; the same one again after `stop` when nil), and waits until it
+    /// accepts connections.
+    func start(port: Int? = nil) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "\(Self.fixtures)/server.py", "serve", self.directory.file("state"), "\(port ?? self.port)",
+        ]
+        let announcement = self.directory.file("listening")
+        _ = FileManager.default.createFile(atPath: announcement, contents: nil)
+        if !FileManager.default.fileExists(atPath: self.logPath) {
+            _ = FileManager.default.createFile(atPath: self.logPath, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.logPath))
+        try log.seekToEnd()
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: announcement))
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: announcement, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+                let port = Int(line.split(separator: ":").last ?? "")
+            {
+                self.port = port
+                return
+            }
+            if !process.isRunning {
+                throw TestSupportError("the OpenID Connect test server exited at start:\n\(self.log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestSupportError("the OpenID Connect test server did not start within 30 s:\n\(self.log)")
+    }
+
+    var log: String { (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "" }
+
+    /// Stops serving (SIGTERM, then SIGKILL after 10 s); the port then refuses connections.
+    func stop() async {
+        guard let process = self.process else { return }
+        self.process = nil
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning {
+            if ContinuousClock.now > deadline { kill(process.processIdentifier, SIGKILL) }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func shutdown() async {
+        await self.stop()
+        self.directory.remove()
+    }
+
+    /// Revokes every token of `user` at the server, as an administrator would.
+    func revokeTokens(of user: String) async throws {
+        let output = try await Self.python(["server.py", "revoke", self.directory.file("state"), user])
+        guard output.status == 0 else { throw TestSupportError("revoke failed: \(output.stderr)") }
+    }
+
+    /// The server's count of `user`'s tokens: access tokens, active and revoked refresh tokens.
+    func tokens(of user: String) async throws -> (access: Int64, refreshActive: Int64, refreshRevoked: Int64) {
+        let output = try await Self.python(["server.py", "tokens", self.directory.file("state"), user])
+        guard output.status == 0,
+            case .object(let counts) = try JSONDecoder().decode(JSONValue.self, from: Data(output.stdout.utf8))
+        else { throw TestSupportError("tokens failed: \(output.stderr)") }
+        return (
+            counts["access"]?.intValue ?? -1, counts["refresh_active"]?.intValue ?? -1,
+            counts["refresh_revoked"]?.intValue ?? -1
+        )
+    }
+
+    /// The scripted person at a browser (`browser.py`).
+    func browser(_ arguments: [String]) async throws -> ProcessOutput {
+        try await Self.python(["browser.py"] + arguments, timeout: .seconds(30))
+    }
+
+    /// The `[providers.*]` sections for this server: one provider per client. Secrets are files next to the
+    /// configuration (`secretDirectory`), named `password.secret`, `short.secret`, `service.secret`.
+    func providers(secretDirectory: String? = nil, defaultProvider: String = "corp") -> String {
+        let secrets = secretDirectory ?? self.directory.path
+        return """
+            [daemon]
+            default_provider = "\(defaultProvider)"
+
+            [providers.code]
+            type = "oidc"
+            issuer = "\(self.issuer)"
+            client_id = "usher-code"
+
+            [providers.device]
+            type = "oidc"
+            issuer = "\(self.issuer)"
+            client_id = "usher-device"
+
+            [providers.corp]
+            type = "oidc"
+            issuer = "\(self.issuer)"
+            client_id = "usher-password"
+            client_secret_file = "\(secrets)/password.secret"
+
+            [providers.short]
+            type = "oidc"
+            issuer = "\(self.issuer)"
+            client_id = "usher-short"
+            client_secret_file = "\(secrets)/short.secret"
+            request_timeout = "2s"
+
+            [providers.service]
+            type = "oidc"
+            issuer = "\(self.issuer)"
+            client_id = "usher-service"
+            client_secret_file = "\(secrets)/service.secret"
+            token_endpoint_auth = "client_secret_post"
+            scopes = ["read"]
+            """
+    }
+}
+
+/// Runs a suite with one OpenID Connect test server, started before its first test and stopped after its last
+/// (`OIDCTestServer.shared`).
+struct OIDCServerScope: SuiteTrait, TestScoping {
+    var isRecursive: Bool { false }
+
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await OIDCTestServer.with { server in
+            try await OIDCTestServer.$shared.withValue(server) { try await function() }
+        }
+    }
+}
+
+extension Trait where Self == OIDCServerScope {
+    /// One shared OpenID Connect test server for the suite.
+    static var oidcServer: Self { Self() }
+}
+
+/// A program running in the background (the CLI waiting for a browser), with its output in files.
+final class BackgroundProcess: @unchecked Sendable {
+    // @unchecked: the process is started in `init` and only waited on by the test that owns it.
+    private let process = Process()
+    private let directory: TestDirectory
+
+    init(_ executable: String, _ arguments: [String], stdin: String = "") throws {
+        self.directory = try TestDirectory()
+        _ = FileManager.default.createFile(atPath: self.directory.file("out"), contents: nil)
+        _ = FileManager.default.createFile(atPath: self.directory.file("err"), contents: nil)
+        try self.directory.write("in", stdin)
+        self.process.executableURL = URL(fileURLWithPath: executable)
+        self.process.arguments = arguments
+        self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("out")))
+        self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("err")))
+        self.process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: self.directory.file("in")))
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = nil
+        environment["WAYLAND_DISPLAY"] = nil
+        self.process.environment = environment
+        try self.process.run()
+    }
+
+    var stdout: String { (try? String(contentsOfFile: self.directory.file("out"), encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: self.directory.file("err"), encoding: .utf8)) ?? "" }
+
+    /// Waits until a line of stderr satisfies `predicate`, and returns it.
+    func stderrLine(within timeout: Duration = .seconds(20), where predicate: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = self.stderr.split(separator: "\n").map(String.init).first(where: predicate) { return line }
+            if !self.process.isRunning,
+                let line = self.stderr.split(separator: "\n").map(String.init).first(where: predicate)
+            {
+                return line
+            }
+            if !self.process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestSupportError("no such line on stderr; stderr so far:\n\(self.stderr)")
+    }
+
+    /// Waits for the program to exit and returns its status; kills it after `timeout`.
+    func exitStatus(within timeout: Duration = .seconds(30)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while self.process.isRunning {
+            if ContinuousClock.now > deadline {
+                self.process.terminate()
+                throw TestSupportError("still running after \(timeout); stderr:\n\(self.stderr)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return self.process.terminationStatus
+    }
+
+    deinit {
+        if self.process.isRunning { self.process.terminate() }
+        self.directory.remove()
+    }
+}
+
+/// A real OpenID provider with token exchange (RFC 8693): idpyoidc from `Tests/Fixtures/oidc-server/exchange.py`, on
+/// 127.0.0.1. django-oauth-toolkit has no token exchange. Clients: `app` (another application, whose tokens are
+/// exchanged) and `usher` (secret `usher-secret`). The user: diana.
+final class TokenExchangeServer: @unchecked Sendable {
+    // @unchecked: `process` and `issuer` are set once in `start`, before the server is handed to anyone.
+    let directory: TestDirectory
+    private(set) var issuer = ""
+    private var process: Process?
+
+    private init() throws {
+        self.directory = try TestDirectory()
+        try self.directory.write("usher.secret", "usher-secret\n")
+    }
+
+    /// Starts a server, runs `body`, and always stops the server and removes its files.
+    static func with<T>(_ body: (TokenExchangeServer) async throws -> T) async throws -> T {
+        let server = try TokenExchangeServer()
+        do {
+            try await server.start()
+            let result = try await body(server)
+            await server.shutdown()
+            return result
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    private func start() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state"),
+        ]
+        let announcement = self.directory.file("listening")
+        _ = FileManager.default.createFile(atPath: announcement, contents: nil)
+        _ = FileManager.default.createFile(atPath: self.directory.file("server.log"), contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: announcement))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("server.log")))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: announcement, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }) {
+                self.issuer = String(line.dropFirst("listening on ".count))
+                return
+            }
+            if !process.isRunning {
+                throw TestSupportError("the token exchange server exited at start (run `make deps`):\n\(self.log)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestSupportError("the token exchange server did not start within 30 s:\n\(self.log)")
+    }
+
+    var log: String { (try? String(contentsOfFile: self.directory.file("server.log"), encoding: .utf8)) ?? "" }
+
+    private func shutdown() async {
+        if let process = self.process, process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning {
+                if ContinuousClock.now > deadline { kill(process.processIdentifier, SIGKILL) }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        self.directory.remove()
+    }
+
+    /// An access token another application (`app`) got for diana: the subject token to exchange.
+    func subjectToken() async throws -> String {
+        let output = try await OIDCTestServer.python(["exchange.py", "subject-token", self.issuer])
+        guard output.status == 0 else { throw TestSupportError("no subject token: \(output.stderr)") }
+        return output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

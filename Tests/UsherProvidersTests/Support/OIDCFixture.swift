@@ -1,0 +1,196 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Synchronization
+import UsherCore
+import UsherProtocol
+import UsherTestSupport
+
+@testable import UsherProviders
+
+/// A scripted OpenID provider (discovery, JWK set, token, userinfo, revocation and device endpoints on a
+/// `ScriptedHTTPServer`), the HTTP client and background work an `OIDCProvider` needs, and the log it writes.
+final class OIDCFixture: Sendable {
+    let server: ScriptedHTTPServer
+    let key = TestIssuerKey.p256(kid: "key-1")
+    let client: HTTPClient
+    let background = BackgroundWork()
+    let clock: any SessionClock
+    let logs = CapturedLogs()
+
+    var issuer: String { self.server.base }
+
+    private init(server: ScriptedHTTPServer, client: HTTPClient, clock: any SessionClock) {
+        self.server = server
+        self.client = client
+        self.clock = clock
+    }
+
+    /// Runs `body` with a fixture whose discovery and JWK set are served; stops everything afterwards.
+    static func with<T: Sendable>(
+        clock: (any SessionClock)? = nil,
+        _ body: @Sendable (OIDCFixture) async throws -> T
+    ) async throws -> T {
+        let fixture = OIDCFixture(
+            server: try ScriptedHTTPServer(),
+            client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: .providers),
+            clock: clock ?? SystemClock()
+        )
+        fixture.serveDiscovery()
+        let outcome: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await fixture.background.run() }
+            defer { group.cancelAll() }
+            do {
+                return .success(try await body(fixture))
+            } catch {
+                return .failure(error)
+            }
+        }
+        fixture.server.stop()
+        try? await fixture.client.shutdown()
+        return try outcome.get()
+    }
+
+    /// The discovery document, with `changes` applied (`.null` removes a member).
+    func discoveryDocument(_ changes: [String: JSONValue] = [:]) -> String {
+        var document: [String: JSONValue] = [
+            "issuer": .string(self.issuer),
+            "authorization_endpoint": .string(self.issuer + "/authorize"),
+            "token_endpoint": .string(self.issuer + "/token"),
+            "userinfo_endpoint": .string(self.issuer + "/userinfo"),
+            "jwks_uri": .string(self.issuer + "/jwks"),
+            "revocation_endpoint": .string(self.issuer + "/revoke"),
+            "device_authorization_endpoint": .string(self.issuer + "/device"),
+            "id_token_signing_alg_values_supported": ["ES256", "HS256"],
+            "code_challenge_methods_supported": ["S256"],
+        ]
+        for (key, value) in changes {
+            document[key] = value == .null ? nil : value
+        }
+        return TestJWT.json(document)
+    }
+
+    func serveDiscovery(_ changes: [String: JSONValue] = [:]) {
+        let document = self.discoveryDocument(changes)
+        self.server.handle("/.well-known/openid-configuration") { _ in .json(200, document) }
+        let keys = TestJWT.keySet([self.key.publicJWK()])
+        self.server.handle("/jwks") { _ in .json(200, keys) }
+    }
+
+    func provider(
+        clientSecret: String? = "s3cret/+",
+        authentication: OIDCProviderConfiguration.ClientAuthentication? = nil,
+        scopes: [String] = ["openid", "email", "profile"],
+        redirectURI: String = "http://127.0.0.1:0/callback",
+        timeoutMilliseconds: Int64 = 2000,
+        issuer: String? = nil
+    ) -> OIDCProvider {
+        OIDCProvider(
+            name: "corp",
+            configuration: OIDCProviderConfiguration(
+                issuer: issuer ?? self.issuer,
+                clientID: "usher",
+                clientSecret: clientSecret,
+                scopes: scopes,
+                redirectURI: redirectURI,
+                clientAuthentication: authentication,
+                requestTimeoutMilliseconds: timeoutMilliseconds
+            ),
+            httpClient: self.client,
+            clock: self.clock,
+            background: self.background,
+            logger: self.logs.logger
+        )
+    }
+
+    /// An ID token for `subject`, signed with the fixture's key, with `changes` applied (`.null` removes a claim).
+    func idToken(
+        subject: String = "user-1",
+        nonce: String? = nil,
+        _ changes: [String: JSONValue] = [:]
+    ) throws
+        -> String
+    {
+        let now = self.clock.now().millisecondsSinceEpoch / 1000
+        var claims: [String: JSONValue] = [
+            "iss": .string(self.issuer), "sub": .string(subject), "aud": "usher", "iat": .int(now),
+            "exp": .int(now + 300), "email": "ada@example.com", "name": "Ada Lovelace",
+        ]
+        if let nonce { claims["nonce"] = .string(nonce) }
+        for (key, value) in changes {
+            claims[key] = value == .null ? nil : value
+        }
+        return try self.key.sign(claims)
+    }
+
+    /// A token endpoint answer.
+    static func tokens(
+        access: String = "access-1",
+        refresh: String? = "refresh-1",
+        expiresIn: Int = 120,
+        idToken: String? = nil,
+        extra: [String: JSONValue] = [:]
+    ) -> ScriptedHTTPServer.Reply {
+        var body: [String: JSONValue] = [
+            "access_token": .string(access), "token_type": "Bearer", "expires_in": .int(Int64(expiresIn)),
+        ]
+        if let refresh { body["refresh_token"] = .string(refresh) }
+        if let idToken { body["id_token"] = .string(idToken) }
+        body.merge(extra) { _, new in new }
+        return .json(200, TestJWT.json(body))
+    }
+}
+
+/// Every record a logger wrote, for checking that nothing secret is logged.
+final class CapturedLogs: Sendable {
+    private let records = Mutex<[String]>([])
+
+    var logger: Logger {
+        Logger(label: "test") { _ in CapturingHandler(logs: self) }
+    }
+
+    var all: String { self.records.withLock { $0.joined(separator: "\n") } }
+
+    fileprivate func append(_ record: String) {
+        self.records.withLock { $0.append(record) }
+    }
+
+    private struct CapturingHandler: LogHandler {
+        let logs: CapturedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { self.metadata[key] }
+            set { self.metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
+            self.logs.append("\(event.level) \(event.message) \(merged)")
+        }
+    }
+}
+
+/// A value shared with request handlers (which escape, so a `Mutex` itself cannot be captured).
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) { self.mutex = Mutex(value) }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        self.mutex.withLock { body(&$0) }
+    }
+}
+
+/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
+func eventually(
+    timeout: Duration = .seconds(30),
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw TestSupportError("condition not met within \(timeout)") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
