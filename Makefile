@@ -17,10 +17,11 @@ BIN := $(CURDIR)/.build/debug
 # systemd for systemd-analyze and systemd-socket-activate in the tests.
 APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config socat systemd python3 python3-pip
 
-# The real OpenID Connect server the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI.
-# oauthlib is pinned: 4.0.1 breaks django-oauth-toolkit's device authorization endpoint.
-PIP_PACKAGES := django-oauth-toolkit==3.4.1 oauthlib==3.3.1 requests
-PIP_CHECK := import oauth2_provider, oauthlib, requests, cryptography; assert oauthlib.__version__ == "3.3.1"
+# The real OpenID Connect servers the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI,
+# and idpyoidc for token exchange (RFC 8693), which django-oauth-toolkit lacks. oauthlib is pinned: 4.0.1 breaks
+# django-oauth-toolkit's device authorization endpoint.
+PIP_PACKAGES := django-oauth-toolkit==3.4.1 oauthlib==3.3.1 idpyoidc==5.0.0 requests
+PIP_CHECK := import oauth2_provider, oauthlib, idpyoidc, requests, cryptography; assert oauthlib.__version__ == "3.3.1"
 
 PREFIX ?= /usr/local
 DESTDIR ?=

@@ -225,12 +225,10 @@ struct OIDCProviderTests {
 
     @Test func unreachableProvidersAndTLSFailuresAreUnavailable() async throws {
         try await OIDCFixture.with { fixture in
-            // Nothing listens on a stopped server's port.
-            let stopped = try ScriptedHTTPServer()
-            stopped.stop()
-            try await Task.sleep(for: .milliseconds(50))
+            // Nothing listens there: the connection is refused.
+            let closed = try RefusingPort()
             let refused = await Self.providerError {
-                try await fixture.provider(issuer: stopped.base).authenticate(credentials: Self.password)
+                try await fixture.provider(issuer: closed.base).authenticate(credentials: Self.password)
             }
             guard case .unavailable(let message)? = refused else {
                 Issue.record("expected unavailable, got \(String(describing: refused))")
@@ -624,10 +622,9 @@ struct OIDCProviderTests {
 
     @Test func refreshWhileTheProviderIsUnreachableIsTransient() async throws {
         try await OIDCFixture.with { fixture in
-            let stopped = try ScriptedHTTPServer()
-            stopped.stop()
+            let closed = try RefusingPort()
             let error = await Self.providerError {
-                try await fixture.provider(issuer: stopped.base).refresh(Self.session())
+                try await fixture.provider(issuer: closed.base).refresh(Self.session())
             }
             guard case .unavailable? = error else {
                 Issue.record("expected unavailable, got \(String(describing: error))")

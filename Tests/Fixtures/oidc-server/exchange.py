@@ -21,6 +21,9 @@ import os
 import signal
 import socket
 import sys
+
+# Nothing is written into the source tree (no __pycache__ next to the fixture).
+sys.dont_write_bytecode = True
 import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse

@@ -22,6 +22,9 @@ import secrets
 import signal
 import socket
 import sys
+
+# Nothing is written into the source tree (no __pycache__ next to the fixture).
+sys.dont_write_bytecode = True
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

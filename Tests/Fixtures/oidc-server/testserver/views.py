@@ -1,3 +1,5 @@
+import json
+
 from django.urls import reverse
 from oauth2_provider.views.oidc import ConnectDiscoveryInfoView
 
@@ -9,8 +11,6 @@ class DiscoveryView(ConnectDiscoveryInfoView):
 
     def get(self, request, *args, **kwargs):
         response = super().get(request, *args, **kwargs)
-        import json
-
         data = json.loads(response.content)
         data["revocation_endpoint"] = request.build_absolute_uri(reverse("oauth2_provider:revoke-token"))
         data["device_authorization_endpoint"] = request.build_absolute_uri(
