@@ -369,19 +369,7 @@ struct OutsideCredentialsTests {
         ("[providers.local.function]\ncommand = [\"/bin/true\"]\nshell = true\n", "providers.local.function.shell"),
     ])
     func badConfigurationsNameTheKeyAndTheFile(_ section: String, key: String) async throws {
-        let directory = try TestDirectory()
-        defer { directory.remove() }
-        try directory.write("usherd.toml", "[providers.local]\ntype = \"local\"\n\n" + section)
-        let result = try await runProcess(
-            try BuiltProducts.path(of: "usherd"),
-            [
-                "--config", directory.file("usherd.toml"), "--socket", directory.file("usher.sock"),
-                "--state-directory", directory.file("state"),
-            ]
-        )
-        #expect(result.status == 78, "\(result.stderr)")
-        #expect(result.stderr.contains(directory.file("usherd.toml")), "\(result.stderr)")
-        #expect(result.stderr.contains(key + ":"), "\(result.stderr)")
+        try await expectConfigurationError("[providers.local]\ntype = \"local\"\n\n" + section, naming: key)
     }
 
     // MARK: The CLI

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The outcome of a finished process.
 package struct ProcessOutput: Sendable {
@@ -51,4 +52,29 @@ package func readToEnd(_ handle: FileHandle) async -> Data {
     await withCheckedContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(returning: handle.readDataToEndOfFile()) }
     }
+}
+
+/// Starts the built usherd on `config` in a fresh directory and expects it to refuse: exit status 78, with a message
+/// that names `key` and the configuration file. Returns the daemon's output for further checks.
+@discardableResult
+package func expectConfigurationError(
+    _ config: String,
+    naming key: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> ProcessOutput {
+    let directory = try TestDirectory()
+    defer { directory.remove() }
+    try directory.write("usherd.toml", config)
+    let result = try await runProcess(
+        try BuiltProducts.path(of: "usherd"),
+        [
+            "--config", directory.file("usherd.toml"), "--socket", directory.file("usher.sock"),
+            "--state-directory", directory.file("state"),
+        ]
+    )
+    #expect(result.status == 78, "\(result.stderr)", sourceLocation: sourceLocation)
+    #expect(result.stderr.contains(directory.file("usherd.toml")), "\(result.stderr)", sourceLocation: sourceLocation)
+    #expect(result.stderr.contains(key + ":"), "\(result.stderr)", sourceLocation: sourceLocation)
+    #expect(!FileManager.default.fileExists(atPath: directory.file("usher.sock")), sourceLocation: sourceLocation)
+    return result
 }

@@ -20,28 +20,7 @@ package final class StaticHTTPServer: Sendable {
 
     package init(directory: String) throws {
         self.directory = directory
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(listener)
-            throw TestSupportError("bind/listen on 127.0.0.1: \(reason)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-        self.listener = listener
+        (self.listener, self.port) = try bindLoopbackSocket(listenBacklog: 16)
         let thread = Thread { [self] in self.serve() }
         thread.name = "test-http-server"
         thread.start()

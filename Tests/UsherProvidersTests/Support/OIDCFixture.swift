@@ -203,27 +203,7 @@ final class RefusingPort: Sendable {
     private let descriptor: Int32
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            close(descriptor)
-            throw TestSupportError("bind 127.0.0.1: \(String(cString: strerror(errno)))")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-        self.descriptor = descriptor
+        (self.descriptor, self.port) = try bindLoopbackSocket(listenBacklog: nil)
     }
 
     var base: String { "http://127.0.0.1:\(self.port)" }
