@@ -626,7 +626,6 @@ package actor SessionRegistry {
 
     private func tokenResult(_ userID: String, _ tokens: TokenSet) -> AccessTokenRequest.Result {
         let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
-        self.logger.debug("access token handed out", metadata: ["user.id": "\(userID)"])
         return AccessTokenRequest.Result(
             userID: userID,
             accessToken: tokens.accessToken,
