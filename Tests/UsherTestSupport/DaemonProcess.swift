@@ -12,6 +12,8 @@ package final class DaemonProcess: @unchecked Sendable {
     package let logPath: String
     private var process: Process?
     private var logHandle: FileHandle?
+    /// Whether this daemon holds one of the run's `DaemonSlots`.
+    private var holdsSlot = false
 
     /// - Parameters:
     ///   - config: TOML appended to the generated configuration (socket and state directory come from flags).
@@ -94,6 +96,8 @@ package final class DaemonProcess: @unchecked Sendable {
             process.arguments = arguments
         }
         if let environment { process.environment = environment }
+        try self.useCheapPasswordHashes()
+        if !self.holdsSlot { self.holdsSlot = await DaemonSlots.shared.acquire() }
         if !FileManager.default.fileExists(atPath: self.logPath) {
             _ = FileManager.default.createFile(atPath: self.logPath, contents: nil)
         }
@@ -102,13 +106,19 @@ package final class DaemonProcess: @unchecked Sendable {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        do {
+            try process.run()
+        } catch {
+            await self.releaseSlot()
+            throw error
+        }
         self.process = process
         self.logHandle = log
         guard waitForSocket else { return }
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + hangGuard
         while ContinuousClock.now < deadline {
             if !process.isRunning {
+                await self.releaseSlot()
                 throw TestSupportError("usherd exited with \(process.terminationStatus) at start:\n\(self.log)")
             }
             if let connection = try? LineConnection(path: self.socketPath) {
@@ -117,7 +127,23 @@ package final class DaemonProcess: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestSupportError("usherd did not accept connections within 20 s:\n\(self.log)")
+        throw TestSupportError("usherd did not accept connections within \(hangGuard):\n\(self.log)")
+    }
+
+    /// Makes the configuration file ask for cheap password hashes (scrypt N = 2^10 instead of 2^15), unless the test
+    /// chose a cost itself: the real cost is for devices, and only the hashing tests need it. Done at every start,
+    /// because tests rewrite the file between starts.
+    private func useCheapPasswordHashes() throws {
+        let config = (try? String(contentsOfFile: self.configPath, encoding: .utf8)) ?? ""
+        guard !config.contains("password_hash_cost") else { return }
+        let setting = "password_hash_cost = 10\n"
+        var lines = config.split(separator: "\n", omittingEmptySubsequences: false)
+        if let daemonSection = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "[daemon]" }) {
+            lines.insert(Substring(setting.dropLast()), at: daemonSection + 1)
+            try self.directory.write("usherd.toml", lines.joined(separator: "\n"))
+        } else {
+            try self.directory.write("usherd.toml", "[daemon]\n" + setting + config)
+        }
     }
 
     /// Everything the daemon has logged so far.
@@ -125,13 +151,21 @@ package final class DaemonProcess: @unchecked Sendable {
 
     /// Sends a signal and waits for the process to exit; returns its exit status.
     @discardableResult
-    package func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(15)) async throws -> Int32 {
-        guard let process else { return 0 }
+    package func stop(signal: Int32 = SIGTERM, timeout: Duration = hangGuard) async throws -> Int32 {
+        try await self.stop(signal: signal, timeout: timeout, keepingSlot: false)
+    }
+
+    private func stop(signal: Int32, timeout: Duration, keepingSlot: Bool) async throws -> Int32 {
+        guard let process else {
+            if !keepingSlot { await self.releaseSlot() }
+            return 0
+        }
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now > deadline {
                 kill(process.processIdentifier, SIGKILL)
+                if !keepingSlot { await self.releaseSlot() }
                 throw TestSupportError("usherd did not exit within \(timeout) after signal \(signal)")
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -139,16 +173,24 @@ package final class DaemonProcess: @unchecked Sendable {
         self.process = nil
         try? self.logHandle?.close()
         self.logHandle = nil
+        if !keepingSlot { await self.releaseSlot() }
         return process.terminationStatus
+    }
+
+    private func releaseSlot() async {
+        guard self.holdsSlot else { return }
+        self.holdsSlot = false
+        await DaemonSlots.shared.release()
     }
 
     /// Kills the daemon with SIGKILL (a crash) and waits for it to be gone.
     package func kill9() async throws {
-        _ = try await self.stop(signal: SIGKILL)
+        _ = try await self.stop(signal: SIGKILL, timeout: hangGuard, keepingSlot: true)
     }
 
+    /// Stops the daemon and starts it again, keeping its slot (a restart is not a new daemon).
     package func restart() async throws {
-        try await self.stop()
+        _ = try await self.stop(signal: SIGTERM, timeout: hangGuard, keepingSlot: true)
         try await self.start()
     }
 

@@ -9,7 +9,7 @@ package final class LineConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     private var nextID = 0
-    package var timeout: Duration = .seconds(10)
+    package var timeout: Duration = hangGuard
 
     package init(path: String) throws {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

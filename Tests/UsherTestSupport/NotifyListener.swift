@@ -33,7 +33,7 @@ package final class NotifyListener {
     deinit { close(self.descriptor) }
 
     /// The next notification (one datagram, possibly several `KEY=value` lines), or nil after `timeout`.
-    package func next(timeout: Duration = .seconds(15)) async throws -> String? {
+    package func next(timeout: Duration = hangGuard) async throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -49,7 +49,7 @@ package final class NotifyListener {
     /// Waits for a notification containing `field` (such as `READY=1`), returning it and everything before it.
     package func waitFor(
         _ field: String,
-        timeout: Duration = .seconds(15)
+        timeout: Duration = hangGuard
     ) async throws -> (match: String, before: [String]) {
         var before: [String] = []
         let deadline = ContinuousClock.now + timeout

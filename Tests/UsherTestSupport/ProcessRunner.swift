@@ -14,7 +14,7 @@ package func runProcess(
     _ arguments: [String],
     stdin: String = "",
     environment: [String: String]? = nil,
-    timeout: Duration = .seconds(30)
+    timeout: Duration = hangGuard
 ) async throws -> ProcessOutput {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)

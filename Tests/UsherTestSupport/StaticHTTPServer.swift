@@ -40,7 +40,7 @@ package final class StaticHTTPServer: Sendable {
         }
         guard first else { return }
         shutdown(self.listener, Int32(SHUT_RDWR))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + hangGuard
         while !self.state.withLock({ $0.finished }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
