@@ -71,7 +71,14 @@ package struct Daemon {
         let parts = ProviderParts(
             database: database,
             signer: signer,
-            hasher: PasswordHasher(threadPool: hashingPool),
+            hasher: PasswordHasher(
+                threadPool: hashingPool,
+                parameters: PasswordHasher.Parameters(
+                    logN: self.configuration.passwordHashCost,
+                    blockSize: PasswordHasher.Parameters.standard.blockSize,
+                    parallelism: PasswordHasher.Parameters.standard.parallelism
+                )
+            ),
             clock: clock,
             httpClient: httpClient,
             logger: self.logger

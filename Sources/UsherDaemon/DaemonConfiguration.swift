@@ -37,6 +37,8 @@ package struct DaemonConfiguration: Sendable {
     package var defaultProvider = "local"
     /// `[daemon] log_level`.
     package var logLevel: Logger.Level = .info
+    /// `[daemon] password_hash_cost`: the base-2 logarithm of scrypt's N for new password hashes.
+    package var passwordHashCost = PasswordHasher.Parameters.standard.logN
     /// `[limits]`.
     package var limits = ServerLimits()
     /// `[[access.rule]]`: who besides root and the daemon's own user may do what.
@@ -64,6 +66,7 @@ package struct DaemonConfiguration: Sendable {
             self.fileStateDirectory = self.stateDirectory
             self.defaultProvider = try daemon.string("default_provider") ?? self.defaultProvider
             self.tokenEncryptionKey = try daemon.string("token_encryption_key")
+            self.passwordHashCost = try daemon.int("password_hash_cost", in: 10...20) ?? self.passwordHashCost
             if let level = try daemon.string("log_level") {
                 guard let parsed = Logger.Level(rawValue: level) else {
                     throw daemon.error(

@@ -67,6 +67,9 @@ final class Reloader: Sendable {
         if next.fileSocket != current.fileSocket {
             self.logger.warning("daemon.socket changed: it applies at the next restart")
         }
+        if next.passwordHashCost != current.passwordHashCost {
+            self.logger.warning("daemon.password_hash_cost changed: it applies at the next restart")
+        }
         if next.fileStateDirectory != current.fileStateDirectory {
             self.logger.warning("daemon.state_directory changed: it applies at the next restart")
         }

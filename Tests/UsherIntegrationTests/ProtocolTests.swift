@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import UsherProtocol
+import UsherStore
 import UsherTestSupport
 
 /// The wire protocol on the real daemon: framing, pipelining, malformed input, events, and what survives a restart.
@@ -226,6 +227,7 @@ struct ProtocolTests {
                 "providers.local.access_token_lifetime"
             ),
             ("[daemon]\ndefault_provider = \"corp\"\n", "daemon.default_provider"),
+            ("[daemon]\npassword_hash_cost = 9\n", "daemon.password_hash_cost: must be between 10 and 20"),
             ("[providers.x]\ntype = \"ldap\"\n", "providers.x.type"),
             ("this is not toml", "not valid TOML"),
         ]
@@ -243,6 +245,17 @@ struct ProtocolTests {
             #expect(output.stderr.contains(path), "\(output.stderr)")
             #expect(output.stderr.contains(expected), "\(output.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.file("s\(index).sock")))
+        }
+    }
+
+    @Test func passwordHashCostSetsTheCostOfNewHashes() async throws {
+        try await DaemonProcess.with(config: "[daemon]\npassword_hash_cost = 11\n") { daemon in
+            let client = try daemon.connect()
+            _ = try await client.result("register", ["email": "cost@example.com", "password": "secret123"])
+            let database = try AppDatabase(path: "\(daemon.stateDirectory)/usher.sqlite")
+            let account = try #require(try await database.localAccount(provider: "local", email: "cost@example.com"))
+            #expect(account.passwordHash.hasPrefix("$scrypt$ln=11,r=8,p=1$"))
+            _ = try await client.result("login", SessionRulesTests.emailLogin("cost@example.com"))
         }
     }
 
