@@ -55,26 +55,28 @@ struct TokenLifecycleTests {
         Timestamp(rfc3339: rfc3339)?.millisecondsSinceEpoch
     }
 
+    /// `min_valid` larger than any token can give, on the real daemon. Which requests find the token "fresh" (issued
+    /// within the last second) depends on how fast the machine answers, so this test asserts only what holds at any
+    /// speed: a request never loops, every answer carries a token good for most of its lifetime, the old token is never
+    /// handed out once too old, and each refresh's token reached whoever asked. That concurrent callers share one
+    /// refresh is proven exactly, with a held provider and the test clock, by the unit test "concurrent access_token
+    /// calls share one refresh".
     @Test func minValidForcesARefreshAndConcurrentCallsShareIt() async throws {
-        try await DaemonProcess.with(config: Self.shortLived(access: "20s", refresh: "60s", margin: "1s")) { daemon in
+        // 60 s tokens refreshed 1 s before expiry: the scheduler stays out of the way for the whole test.
+        try await DaemonProcess.with(config: Self.shortLived(access: "60s", refresh: "300s", margin: "1s")) { daemon in
             let client = try daemon.connect()
-            // A token issued within the last second satisfies any min_valid: no refresh loop. The three requests go
-            // out in one write, so they reach the daemon well within that second however loaded the machine is.
-            try client.send(
-                [
-                    #"{"id":1,"method":"login","params":{"credentials":{"type":"anonymous"}}}"#,
-                    #"{"id":2,"method":"access_token"}"#,
-                    #"{"id":3,"method":"access_token","params":{"min_valid":3600}}"#,
-                    #"{"id":4,"method":"status"}"#,
-                ].joined(separator: "\n")
-            )
-            _ = try await client.readObject()
-            let first = try #require(try await client.readObject()["result"])
-            #expect(try await client.readObject()["result"]?["access_token"] == first["access_token"])
-            #expect(try await client.readObject()["result"]?["refresh"]?["succeeded"] == 0)
+            _ = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            func refreshes() async throws -> Int64 {
+                try #require(try await client.result("status")["refresh"]?["succeeded"]?.intValue)
+            }
+            let first = try await client.result("access_token", ["min_valid": 3600])
+            #expect(try await refreshes() <= 1)
+            #expect((30...60).contains(first["expires_in"]?.intValue ?? 0))
+            let firstToken = try #require(first["access_token"]?.stringValue)
 
+            // Older than a second: no request may be answered with it any more.
             try await Task.sleep(for: .milliseconds(1500))
-            // 200 connections ask at once for a token valid for an hour (more than any token can give): one refresh.
+            let before = try await refreshes()
             let connections = try (0..<200).map { _ in try daemon.connect() }
             for connection in connections {
                 try connection.send(#"{"id":1,"method":"access_token","params":{"min_valid":3600}}"#)
@@ -84,16 +86,18 @@ struct TokenLifecycleTests {
                 let response = try await connection.readObject()
                 let token = try #require(response["result"]?["access_token"]?.stringValue)
                 tokens.insert(token)
-                #expect((18...20).contains(response["result"]?["expires_in"]?.intValue ?? 0))
+                #expect((30...60).contains(response["result"]?["expires_in"]?.intValue ?? 0))
             }
-            #expect(tokens.count == 1)
-            #expect(!tokens.contains(try #require(first["access_token"]?.stringValue)))
-            #expect(try await client.result("status")["refresh"]?["succeeded"] == 1)
+            let made = try await refreshes() - before
+            #expect(!tokens.contains(firstToken))
+            #expect(made >= 1)
+            #expect(Int64(tokens.count) == made)
+            #expect(made < Int64(connections.count))
 
             // An explicit refresh always goes to the provider.
             let refreshed = try await client.result("refresh")
             #expect(refreshed["access_token_expires_at"] != nil)
-            #expect(try await client.result("status")["refresh"]?["succeeded"] == 2)
+            #expect(try await refreshes() == before + made + 1)
         }
     }
 
@@ -170,7 +174,13 @@ struct TokenLifecycleTests {
             var briefLogin = SessionRulesTests.emailLogin("b@example.com")
             briefLogin["provider"] = "brief"
             let brief = try #require(try await client.result("login", briefLogin)["user"]?["id"]?.stringValue)
-            let generation = try #require(try await client.result("current_user")["generation"]?.intValue)
+            let oldToken = try await client.result("access_token", ["user_id": .string(kept)])
+            // The brief session may already have ended if this machine is slow; read the generation together with
+            // the users, so the test knows whether the brief user's logout is still to come.
+            let beforeStop = try await client.result("list_users")
+            let generation = try #require(beforeStop["generation"]?.intValue)
+            let briefStillIn =
+                beforeStop["users"]?.arrayValue?.first { $0["id"]?.stringValue == brief }?["state"] == "logged_in"
             client.close()
 
             // Down for longer than both the access tokens and the brief session last.
@@ -182,13 +192,16 @@ struct TokenLifecycleTests {
             let users = try #require(try await after.result("list_users")["users"]?.arrayValue)
             #expect(users.first { $0["id"]?.stringValue == brief }?["state"] == "logged_out")
             #expect(users.first { $0["id"]?.stringValue == kept }?["state"] == "logged_in")
-            // The brief user's session ended while the daemon was down; the active user fell back.
+            // The brief user's session ended (while the daemon was down, or just before); the active user fell back,
+            // and that logout changed the generation exactly once.
             let current = try await after.result("current_user")
             #expect(current["user"]?["id"]?.stringValue == kept)
-            #expect(current["generation"]?.intValue == generation + 1)
-            // The kept user's expired access token is refreshed on demand.
+            #expect(current["generation"]?.intValue == generation + (briefStillIn ? 1 : 0))
+            // The kept user's expired access token is replaced (by the overdue refresh after start, or on demand).
             let token = try await after.result("access_token", ["user_id": .string(kept)])
-            #expect((1...2).contains(token["expires_in"]?.intValue ?? 0))
+            #expect(token["access_token"] != oldToken["access_token"])
+            let oldExpiry = try #require(oldToken["expires_at"]?.stringValue.flatMap(Self.milliseconds))
+            #expect(try #require(token["expires_at"]?.stringValue.flatMap(Self.milliseconds)) > oldExpiry)
         }
     }
 }
