@@ -13,13 +13,18 @@ RUN_DIR := $(CURDIR)/.run
 SOCKET := $(RUN_DIR)/usher.sock
 BIN := $(CURDIR)/.build/debug
 
-# Debian packages: SQLite headers for GRDB, libsystemd for sd_notify, socat for the by-hand examples and tests,
-# systemd for systemd-analyze and systemd-socket-activate in the tests.
-APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config socat systemd python3 python3-pip
+# What the build needs (Debian packages): SQLite headers for GRDB, libsystemd for sd_notify and sd-login.
+BUILD_APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
+# What only the tests need: socat for the by-hand examples, systemd for systemd-analyze and systemd-socket-activate,
+# and Python with venv for the OpenID Connect test servers.
+TEST_APT_PACKAGES := socat systemd python3 python3-venv
 
 # The real OpenID Connect servers the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI,
 # and idpyoidc for token exchange (RFC 8693), which django-oauth-toolkit lacks. oauthlib is pinned: 4.0.1 breaks
-# django-oauth-toolkit's device authorization endpoint.
+# django-oauth-toolkit's device authorization endpoint. They go into a virtual environment under .build/ (ignored by
+# git), never into the system Python; the tests find it through USHER_TEST_PYTHON.
+TEST_VENV := $(CURDIR)/.build/test-venv
+TEST_PYTHON := $(TEST_VENV)/bin/python3
 PIP_PACKAGES := django-oauth-toolkit==3.4.1 oauthlib==3.3.1 idpyoidc==5.0.0 requests
 PIP_CHECK := import oauth2_provider, oauthlib, idpyoidc, requests, cryptography; assert oauthlib.__version__ == "3.3.1"
 
@@ -33,13 +38,14 @@ SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 SYSCONFDIR ?= /etc
 SUBSTITUTE := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
-.PHONY: all deps build run test lint format clean install uninstall fuzz load
+.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load
 
 all: build
 
-deps:
+# Installs the Debian packages named in $(1) that are missing.
+define apt_install
 	@missing=""; \
-	for package in $(APT_PACKAGES); do \
+	for package in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -47,12 +53,20 @@ deps:
 	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
-	@# A Debian system Python refuses plain pip installs (PEP 668); then the packages go next to it anyway, for tests.
-	@python3 -c '$(PIP_CHECK)' 2>/dev/null || { \
-	  echo "Installing the OpenID Connect test server: $(PIP_PACKAGES)"; \
-	  python3 -m pip install --quiet $(PIP_PACKAGES) 2>/dev/null \
-	    || python3 -m pip install --quiet --break-system-packages $(PIP_PACKAGES); \
-	  python3 -c '$(PIP_CHECK)'; \
+endef
+
+# What building needs, and no more: make run depends on this alone.
+deps:
+	$(call apt_install,$(BUILD_APT_PACKAGES))
+
+# What the tests need besides: test tools, and the OpenID Connect servers in their own virtual environment.
+test-deps: deps
+	$(call apt_install,$(TEST_APT_PACKAGES))
+	@$(TEST_PYTHON) -c '$(PIP_CHECK)' 2>/dev/null || { \
+	  echo "Installing the OpenID Connect test servers into $(TEST_VENV): $(PIP_PACKAGES)"; \
+	  rm -rf $(TEST_VENV) && python3 -m venv $(TEST_VENV) && \
+	  $(TEST_PYTHON) -m pip install --quiet --disable-pip-version-check $(PIP_PACKAGES) && \
+	  $(TEST_PYTHON) -c '$(PIP_CHECK)'; \
 	}
 
 build: deps
@@ -76,9 +90,9 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
-test: deps lint
+test: test-deps lint
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-xctest
+	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
 
 install: deps
 	$(SWIFT) build -c release --product usherd
@@ -112,7 +126,7 @@ uninstall:
 
 # The request decoder and dispatcher fuzzer, for longer than make test runs it. USHER_FUZZ_SEED replays a failure.
 FUZZ_ITERATIONS ?= 300000
-fuzz: deps
+fuzz: test-deps
 	$(SWIFT) build --build-tests
 	USHER_FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) $(SWIFT) test --skip-build --disable-xctest --filter DispatcherFuzzTests
 

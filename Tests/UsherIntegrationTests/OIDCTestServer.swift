@@ -57,8 +57,8 @@ final class OIDCTestServer: @unchecked Sendable {
 
     static func python(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ProcessOutput {
         try await runProcess(
-            "/usr/bin/env",
-            ["python3"] + arguments.enumerated().map { $0.offset == 0 ? "\(Self.fixtures)/\($0.element)" : $0.element },
+            TestPython.executable,
+            arguments.enumerated().map { $0.offset == 0 ? "\(Self.fixtures)/\($0.element)" : $0.element },
             timeout: timeout
         )
     }
@@ -67,9 +67,9 @@ final class OIDCTestServer: @unchecked Sendable {
     /// accepts connections.
     func start(port: Int? = nil) async throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.executableURL = URL(fileURLWithPath: TestPython.executable)
         process.arguments = [
-            "python3", "\(Self.fixtures)/server.py", "serve", self.directory.file("state"), "\(port ?? self.port)",
+            "\(Self.fixtures)/server.py", "serve", self.directory.file("state"), "\(port ?? self.port)",
         ]
         let announcement = self.directory.file("listening")
         _ = FileManager.default.createFile(atPath: announcement, contents: nil)
@@ -296,9 +296,9 @@ final class TokenExchangeServer: @unchecked Sendable {
 
     private func start() async throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.executableURL = URL(fileURLWithPath: TestPython.executable)
         process.arguments = [
-            "python3", "\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state"),
+            "\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state"),
         ]
         let announcement = self.directory.file("listening")
         _ = FileManager.default.createFile(atPath: announcement, contents: nil)

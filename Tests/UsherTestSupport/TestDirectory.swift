@@ -51,3 +51,18 @@ package enum BuiltProducts {
         throw TestSupportError("cannot find the built \(product) (looked at \(candidates)); run swift build first")
     }
 }
+
+/// The Python that runs the OpenID Connect test servers: `USHER_TEST_PYTHON` (set by `make test`), else the virtual
+/// environment `make test-deps` creates under `.build/`, else the system `/usr/bin/python3`.
+package enum TestPython {
+    package static var executable: String {
+        if let configured = ProcessInfo.processInfo.environment["USHER_TEST_PYTHON"], !configured.isEmpty {
+            return configured
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let venv = packageRoot.appendingPathComponent(".build/test-venv/bin/python3").path
+        if FileManager.default.isExecutableFile(atPath: venv) { return venv }
+        return "/usr/bin/python3"
+    }
+}
