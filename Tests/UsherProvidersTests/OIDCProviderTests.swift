@@ -209,7 +209,6 @@ struct OIDCProviderTests {
     @Test func aProviderThatStallsTimesOut() async throws {
         try await OIDCFixture.with { fixture in
             fixture.server.handle("/token") { _ in .stall }
-            let started = ContinuousClock.now
             let error = await Self.providerError {
                 try await fixture.provider(timeoutMilliseconds: 500).authenticate(credentials: Self.password)
             }
@@ -217,9 +216,9 @@ struct OIDCProviderTests {
                 Issue.record("expected unavailable, got \(String(describing: error))")
                 return
             }
+            // Without the timeout it would wait for as long as the server stalls (for ever): the answer coming back
+            // at all, and saying why, is the behaviour; the test's time limit is the hang guard.
             #expect(message.contains("timed out"))
-            // Without the timeout it would wait for as long as the server stalls: until the test's own time limit.
-            #expect(ContinuousClock.now - started < .seconds(30))
         }
     }
 
