@@ -4,6 +4,7 @@
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
 #   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
+#   make bench  performance figures against a line-echo server and ssh-agent (release build; not part of make test)
 #
 # Every target that builds first installs the Debian packages it needs when they are missing, so a fresh machine
 # needs nothing but this repository and the Swift toolchain.
@@ -38,7 +39,7 @@ SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 SYSCONFDIR ?= /etc
 SUBSTITUTE := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
-.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load
+.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load bench
 
 all: build
 
@@ -141,6 +142,21 @@ load: deps
 	for i in $$(seq 100); do [ -S $$dir/usher.sock ] && break; sleep 0.1; done; \
 	.build/release/usher-load --socket $$dir/usher.sock --pid $$pid $(LOAD_ARGS); status=$$?; \
 	kill -TERM $$pid; wait $$pid; rm -rf $$dir; exit $$status
+
+# The performance figures of the README, in one run (see bench/bench.py): usherd against the line-echo server and
+# ssh-agent at 1, 16 and 64 connections, with a handful and with 100,000 users, login throughput, start-up time and
+# idle memory, and the CLI's wall time. Not part of make test.
+BENCH_DIR := $(CURDIR)/.build/bench
+BENCH_ARGS ?=
+bench: test-deps
+	$(call apt_install,openssh-client)
+	$(SWIFT) build -c release --product usherd
+	$(SWIFT) build -c release --product usher
+	@mkdir -p $(BENCH_DIR)
+	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/rtload bench/rtload.c
+	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/lineecho bench/lineecho.c
+	$(TEST_PYTHON) bench/bench.py --usherd .build/release/usherd --usher .build/release/usher \
+	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho $(BENCH_ARGS)
 
 clean:
 	rm -rf .build $(RUN_DIR)

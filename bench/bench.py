@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""usherd's benchmark: the figures of the README's performance section, in one run.
+
+Run through `make bench`, which builds release binaries and the C tools first and passes their paths. Every workload
+is measured against the line-echo server (the physical limit of one NDJSON round trip) and `ssh-agent -D` (a
+well-known local agent) in the same run, interleaved, and reported as ratios, because these machines are shared and
+noisy. Needs `cryptography` (for the JWTs of the login workload): `make bench` runs it with the test virtual
+environment's Python.
+"""
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, utils
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.directory = tempfile.mkdtemp(prefix="usher-bench-", dir="/tmp")
+        self.processes = []
+
+    # -- processes ---------------------------------------------------------------------------------------------
+
+    def spawn(self, argv, **kwargs):
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kwargs)
+        self.processes.append(process)
+        return process
+
+    def stop(self, process):
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes.remove(process)
+
+    def close(self):
+        for process in list(self.processes):
+            self.stop(process)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    @staticmethod
+    def wait_for_socket(path, process, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise SystemExit(f"{process.args[0]} exited with {process.returncode}")
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                    probe.connect(path)
+                    return
+            except OSError:
+                time.sleep(0.005)
+        raise SystemExit(f"nothing listens on {path} after {timeout} s")
+
+    def start_usherd(self, name, config=""):
+        state = os.path.join(self.directory, name)
+        os.makedirs(state, exist_ok=True)
+        config_path = os.path.join(state, "usherd.toml")
+        with open(config_path, "w") as file:
+            file.write(config)
+        sock = os.path.join(state, "usher.sock")
+        argv = [self.args.usherd, "--config", config_path, "--socket", sock, "--state-directory",
+                os.path.join(state, "state"), "--log-level", "warning"]
+        started = time.monotonic()
+        process = self.spawn(argv)
+        self.wait_for_socket(sock, process)
+        # Answering, not only accepting: the first request is the start-up time a client sees.
+        self.call(sock, {"method": "status"})
+        return process, sock, time.monotonic() - started
+
+    # -- the protocol ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def call(path, request):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.connect(path)
+            connection.sendall((json.dumps(request) + "\n").encode())
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = connection.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+        answer = json.loads(data)
+        if "error" in answer:
+            raise SystemExit(f"{request['method']} failed: {answer['error']}")
+        return answer["result"]
+
+    def load(self, path, connections, mode, *arguments, seconds=None):
+        argv = [self.args.rtload, path, str(connections), str(seconds or self.args.seconds), mode, *arguments]
+        output = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
+        figures = dict(zip(output[0::2], output[1::2]))
+        return {key: float(value) for key, value in figures.items()}
+
+    # -- workloads ---------------------------------------------------------------------------------------------
+
+    def reads(self, usherd, echo, agent, label):
+        """The read workloads at 1, 16 and 64 connections, each against echo and ssh-agent in the same round."""
+        requests = {
+            "current_user": '{"id":1,"method":"current_user"}',
+            "access_token": '{"id":1,"method":"access_token"}',
+            "list_users": '{"id":1,"method":"list_users","params":{"limit":5}}' if label != "few" else
+            '{"id":1,"method":"list_users"}',
+        }
+        rows = []
+        for connections in (1, 16, 64):
+            agent_figures = self.load(agent, connections, "sshagent")
+            for method, line in requests.items():
+                echo_figures = self.load(echo, connections, "line", line)
+                usherd_figures = self.load(usherd, connections, "line", line)
+                rows.append((method, connections, usherd_figures, echo_figures, agent_figures))
+        return rows
+
+    def switches(self, usherd, echo, agent, user_ids):
+        lines = os.path.join(self.directory, "switch.requests")
+        with open(lines, "w") as file:
+            for index in range(1000):
+                file.write(json.dumps({"id": 1, "method": "switch_user",
+                                       "params": {"user_id": user_ids[index % len(user_ids)]}}) + "\n")
+        rows = []
+        for connections in (1, 16, 64):
+            agent_figures = self.load(agent, connections, "sshagent")
+            echo_figures = self.load(echo, connections, "lines", lines)
+            usherd_figures = self.load(usherd, connections, "lines", lines)
+            rows.append(("switch_user", connections, usherd_figures, echo_figures, agent_figures))
+        return rows
+
+    @staticmethod
+    def rss_mib(process):
+        with open(f"/proc/{process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    @staticmethod
+    def cpu_seconds(process):
+        with open(f"/proc/{process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def seed(self, name, count):
+        """A daemon's state directory with `count` logged-in users, written straight into its database."""
+        process, sock, _ = self.start_usherd(name)
+        self.stop(process)
+        database = sqlite3.connect(os.path.join(self.directory, name, "state", "usher.sqlite"))
+        now = int(time.time() * 1000)
+        rows = []
+        for index in range(count):
+            rows.append((f"u_bench{index:07d}", "local", f"jwt:bench:{index}", "jwt", f"user{index}@example.com",
+                         f"User {index}", "logged_in", index + 1, now, now, now, index + 1, f"access-{index}", now,
+                         now + 30 * 60_000, f"refresh-{index}", now + 60 * 86_400_000, None))
+        database.executemany(
+            "INSERT INTO user (id, provider, subject, kind, email, name, state, added_generation, created_at, "
+            "last_login_at, last_active_at, active_generation, access_token, access_token_issued_at, "
+            "access_token_expires_at, refresh_token, refresh_token_expires_at, provider_data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        database.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (count,))
+        database.commit()
+        database.close()
+
+    def jwt_logins(self, count):
+        """A JWK set and `count` login requests with the local provider's jwt credential, one new user each."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        numbers = key.public_key().public_numbers()
+        jwks = {"keys": [{"kty": "EC", "crv": "P-256", "kid": "bench", "alg": "ES256", "use": "sig",
+                          "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}]}
+        jwks_path = os.path.join(self.directory, "jwks.json")
+        with open(jwks_path, "w") as file:
+            json.dump(jwks, file)
+        header = b64url(json.dumps({"alg": "ES256", "kid": "bench", "typ": "JWT"}).encode())
+        now = int(time.time())
+        requests = os.path.join(self.directory, "login.requests")
+        with open(requests, "w") as file:
+            for index in range(count):
+                claims = b64url(json.dumps({"iss": "bench", "aud": "usher", "sub": f"login{index}", "iat": now,
+                                            "exp": now + 3600, "email": f"login{index}@example.com"}).encode())
+                signed = f"{header}.{claims}".encode()
+                r, s = utils.decode_dss_signature(key.sign(signed, ec.ECDSA(hashes.SHA256())))
+                token = f"{header}.{claims}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+                file.write(json.dumps({"id": 1, "method": "login",
+                                       "params": {"credentials": {"type": "jwt", "token": token}}}) + "\n")
+        config = (f'[providers.local]\ntype = "local"\n[providers.local.jwt]\nissuer = "bench"\naudience = "usher"\n'
+                  f'jwks_file = "{jwks_path}"\nalgorithms = ["ES256"]\n')
+        return requests, config
+
+    def wall_times(self, argv_a, argv_b, runs, environment):
+        """Median wall time of two commands, run alternately."""
+        times = ([], [])
+        for _ in range(runs):
+            for index, argv in enumerate((argv_a, argv_b)):
+                started = time.perf_counter()
+                subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
+                times[index].append(time.perf_counter() - started)
+        return statistics.median(times[0]), statistics.median(times[1])
+
+    # -- the run -----------------------------------------------------------------------------------------------
+
+    def run(self):
+        echo_path = os.path.join(self.directory, "echo.sock")
+        echo = self.spawn([self.args.lineecho, echo_path])
+        self.wait_for_socket(echo_path, echo)
+        agent_path = os.path.join(self.directory, "agent.sock")
+        agent = self.spawn(["ssh-agent", "-D", "-a", agent_path])
+        self.wait_for_socket(agent_path, agent)
+
+        print(f"usherd benchmark: {self.args.usherd}, {self.args.seconds:g} s per figure, lockstep connections (rtload), "
+              f"{os.cpu_count()} cores")
+        print()
+        usherd, sock, _ = self.start_usherd("few", "[daemon]\npassword_hash_cost = 10\n")
+        user_ids = []
+        for index in range(5):
+            self.call(sock, {"method": "register", "params": {"email": f"p{index}@example.com", "password": "secret123"}})
+            login = self.call(sock, {"method": "login", "params": {"credentials": {
+                "type": "email_password", "email": f"p{index}@example.com", "password": "secret123"}}})
+            user_ids.append(login["user"]["id"])
+        rows = self.reads(sock, echo_path, agent_path, "few") + self.switches(sock, echo_path, agent_path, user_ids)
+        self.print_rows("a handful of users (5)", rows)
+        environment = dict(os.environ, USHER_SOCKET=sock)
+        agent_environment = dict(environment, SSH_AUTH_SOCK=agent_path)
+        usher_token, ssh_add = self.wall_times([self.args.usher, "token"], ["ssh-add", "-l"], self.args.cli_runs,
+                                               agent_environment)
+        self.stop(usherd)
+
+        self.seed("many", self.args.users)
+        usherd, sock, startup = self.start_usherd("many")
+        time.sleep(2)
+        cpu_before = self.cpu_seconds(usherd)
+        time.sleep(5)
+        idle_cpu = (self.cpu_seconds(usherd) - cpu_before) / 5 * 100
+        idle_rss = self.rss_mib(usherd)
+        rows = self.reads(sock, echo_path, agent_path, "many")
+        self.print_rows(f"{self.args.users:,} users (seeded into the database)", rows)
+        self.stop(usherd)
+        print(f"start-up with {self.args.users:,} users: first answer after {startup:.2f} s; idle: {idle_cpu:.1f} % CPU, "
+              f"RSS {idle_rss:.0f} MiB")
+        print()
+
+        requests, config = self.jwt_logins(self.args.logins)
+        self.seed("logins", self.args.login_users)
+        with open(os.path.join(self.directory, "logins", "usherd.toml"), "w") as file:
+            file.write(config)
+        usherd, sock, _ = self.start_usherd("logins", config)
+        figures = self.load(sock, 16, "lines", requests, seconds=min(self.args.seconds, 10))
+        self.stop(usherd)
+        print(f"login (jwt credential, new user each) over 16 connections with {self.args.login_users:,} users: "
+              f"{figures['rate']:.0f}/s acknowledged, p50 {figures['p50'] / 1000:.2f} ms, "
+              f"p99 {figures['p99'] / 1000:.2f} ms, errors {figures['errors']:.0f}")
+        print(f"usher token: {usher_token * 1000:.1f} ms wall (median of {self.args.cli_runs}); ssh-add -l: "
+              f"{ssh_add * 1000:.1f} ms; ratio {usher_token / ssh_add:.2f}")
+
+    @staticmethod
+    def print_rows(title, rows):
+        print(title)
+        print(f"{'method':<13} {'conns':>5} {'req/s':>9} {'p50 µs':>8} {'p99 µs':>8} | {'echo req/s':>10} {'p50':>5} "
+              f"{'p99':>5} | {'agent req/s':>11} | {'×echo':>6} {'×agent':>6} {'p99×echo':>8} {'p50×echo':>8}")
+        for method, connections, usherd, echo, agent in rows:
+            print(f"{method:<13} {connections:>5} {usherd['rate']:>9.0f} {usherd['p50']:>8.0f} {usherd['p99']:>8.0f} | "
+                  f"{echo['rate']:>10.0f} {echo['p50']:>5.0f} {echo['p99']:>5.0f} | {agent['rate']:>11.0f} | "
+                  f"{usherd['rate'] / echo['rate']:>6.2f} {usherd['rate'] / agent['rate']:>6.2f} "
+                  f"{usherd['p99'] / max(echo['p99'], 1):>8.2f} {usherd['p50'] / max(echo['p50'], 1):>8.2f}"
+                  + (f"  errors {usherd['errors']:.0f}" if usherd["errors"] else ""))
+        print()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--usherd", required=True)
+    parser.add_argument("--usher", required=True)
+    parser.add_argument("--rtload", required=True)
+    parser.add_argument("--lineecho", required=True)
+    parser.add_argument("--seconds", type=float, default=3)
+    parser.add_argument("--users", type=int, default=100_000)
+    parser.add_argument("--login-users", type=int, default=20_000)
+    parser.add_argument("--logins", type=int, default=20_000)
+    parser.add_argument("--cli-runs", type=int, default=50)
+    bench = Bench(parser.parse_args())
+    try:
+        bench.run()
+    finally:
+        bench.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
