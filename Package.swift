@@ -78,6 +78,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        /// Linux calls Swift's Glibc module leaves out (fgetxattr); header-only.
+        .systemLibrary(name: "CUsherLinux"),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -87,6 +89,7 @@ let package = Package(
             name: "UsherDaemon",
             dependencies: [
                 "CSystemd",
+                "CUsherLinux",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "UsherProtocol",
                 "UsherCore",

@@ -58,6 +58,7 @@ final class Reloader: Sendable {
             Systemd.status("reload failed, running configuration kept: \(error)")
             return
         }
+        FileSafety(logger: self.logger).warnAboutReadableSecrets(of: next)
         // Command-line overrides still win over the file.
         next.socket = current.socket
         next.stateDirectory = current.stateDirectory

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import UsherProviders
 import UsherServer
 
 /// `usherd`: the multi-user session daemon.
@@ -54,7 +55,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("usherd: \(error)\n".utf8))
             Systemd.failed(status: "configuration error: \(error)", errno: EINVAL)
-            throw ExitCode(78)
+            throw ExitCode(ExitStatus.configuration)
         }
         if let socket { configuration.socket = socket }
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
@@ -86,7 +87,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         } catch {
             logger.critical("usherd could not start: \(error)")
             Systemd.failed(status: "could not start: \(error)", errno: Self.errno(for: error))
-            throw ExitCode.failure
+            throw ExitCode(ExitStatus.of(error))
         }
     }
 
@@ -101,8 +102,36 @@ package struct UsherdCommand: AsyncParsableCommand {
         case ServerError.socketInUse: EADDRINUSE
         case ServerError.notASocket: EEXIST
         case ServerError.cannotPrepare: EACCES
-        case is StartupError: EACCES
+        case is StateDirectoryBusyError: EBUSY
+        case is UnsafeFileError, is TokenSigner.KeyFileError: EACCES
         default: nil
+        }
+    }
+}
+
+/// usherd's exit statuses, from `sysexits.h` where one fits; the README's table lists them. `usherd.service` has
+/// `RestartPreventExitStatus=` for the ones that a restart cannot cure.
+package enum ExitStatus {
+    /// Any other start-up failure (the socket is in use, the database cannot be opened, a wrong token key...).
+    package static let failure: Int32 = 1
+    /// Another usherd holds the state directory (`EX_TEMPFAIL`: it clears when that one stops).
+    package static let stateDirectoryBusy: Int32 = 75
+    /// A state file or directory or a key file is unsafe: someone else owns it or may change it, or others may read a
+    /// key (`EX_NOPERM`). The message names the file and the fix.
+    package static let unsafeFile: Int32 = 77
+    /// The configuration file does not parse, or names something that does not exist (`EX_CONFIG`).
+    package static let configuration: Int32 = 78
+
+    static func of(_ error: any Error) -> Int32 {
+        switch error {
+        case is StateDirectoryBusyError: Self.stateDirectoryBusy
+        case is UnsafeFileError: Self.unsafeFile
+        case let error as TokenSigner.KeyFileError:
+            switch error {
+            case .notRegularFile, .insecurePermissions, .wrongOwner: Self.unsafeFile
+            case .invalidKey, .systemCallFailed: Self.failure
+            }
+        default: Self.failure
         }
     }
 }
