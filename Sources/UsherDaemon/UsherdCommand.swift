@@ -9,12 +9,16 @@ package struct UsherdCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "usherd",
         abstract: "The multi-user session daemon: who is using this device, and a valid access token for them.",
+        // Spelled out: the generated one would show the hidden function-supervisor subcommand as `<subcommand>`.
+        usage:
+            "usherd [--config <config>] [--socket <socket>] [--state-directory <state-directory>] [--log-level <level>]",
         discussion: """
             Without --config, usherd reads $CONFIGURATION_DIRECTORY/usherd.toml when systemd sets \
             CONFIGURATION_DIRECTORY and the file exists, and otherwise runs on the defaults. SIGHUP re-reads the \
             configuration; SIGTERM and SIGINT stop the daemon gracefully.
             """,
-        version: usherdVersion
+        version: usherdVersion,
+        subcommands: [FunctionSupervisorCommand.self]
     )
 
     @Option(name: .long, help: "The TOML configuration file (every key optional).")
@@ -106,6 +110,26 @@ package struct UsherdCommand: AsyncParsableCommand {
         case is UnsafeFileError, is TokenSigner.KeyFileError: EACCES
         default: nil
         }
+    }
+}
+
+/// `usherd function-supervisor --parent PID -- COMMAND ARGS...`: the supervisor of one run of an authentication
+/// function (`RunSupervisor`). usherd starts it for every run; it is not meant to be run by hand.
+struct FunctionSupervisorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: RunSupervisor.subcommand,
+        abstract: "Runs one authentication function under supervision (started by usherd itself).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "The process ID of the usherd that started this run; the run is killed when it goes away.")
+    var parent: Int32
+
+    @Argument(parsing: .postTerminator, help: "The command and its arguments.")
+    var command: [String] = []
+
+    func run() throws {
+        RunSupervisor.main(parent: self.parent, command: self.command)
     }
 }
 

@@ -49,7 +49,7 @@ struct OutsideCredentialsTests {
         _ directory: TestDirectory,
         jwksURL: String,
         deadURL: String,
-        timeout: String = "2s",
+        timeout: String = "60s",
         maxConcurrent: Int = 3
     ) -> String {
         """
@@ -240,7 +240,9 @@ struct OutsideCredentialsTests {
 
     @Test func functionOutcomesOnTheRealDaemon() async throws {
         try await Self.withOutsideWorld([]) { directory, server, deadURL in
-            let config = Self.config(directory, jwksURL: server.url("jwks.json"), deadURL: deadURL, timeout: "1s")
+            // The timeout is a hang guard: the hang mode's message and its processes' end are
+            // FunctionProcessTreeTests' (a short timeout here would make the outcomes depend on the machine's speed).
+            let config = Self.config(directory, jwksURL: server.url("jwks.json"), deadURL: deadURL)
             try await DaemonProcess.with(config: config) { daemon in
                 let client = try daemon.connect()
                 let accepted = try await client.result("login", Self.function("accept", user: "badge-7"))["user"]
@@ -255,7 +257,6 @@ struct OutsideCredentialsTests {
 
                 let expectations: [(String, String)] = [
                     ("refuse", "no such badge"),
-                    ("hang", "did not answer within 1s"),
                     ("crash", "crashed (signal 11)"),
                     ("garbage", "not a JSON object"),
                     ("array", "not a JSON object"),
@@ -263,11 +264,9 @@ struct OutsideCredentialsTests {
                     ("fail", "exited with status 3"),
                 ]
                 for (mode, text) in expectations {
-                    let started = ContinuousClock.now
                     let (code, message) = try await Self.failure(client, Self.function(mode))
                     #expect(code == "invalid_credentials", "\(mode): \(code) \(message)")
                     #expect(message.contains(text), "\(mode): \(message)")
-                    #expect(ContinuousClock.now - started < .seconds(10), "\(mode) took too long")
                 }
                 let badPayload = try await Self.failure(client, ["credentials": ["type": "function", "payload": 7]])
                 #expect(badPayload.code == "invalid_params")

@@ -125,7 +125,10 @@ struct LocalProviderOutsideCredentialsTests {
             audiences: ["1234.apps.googleusercontent.com"],
             keys: .url("https://www.googleapis.com/oauth2/v3/certs")
         )
-        setup.configuration.function = FunctionHookConfiguration(command: [setup.hook])
+        setup.configuration.function = FunctionHookConfiguration(
+            command: [setup.hook],
+            supervisor: try Self.supervisor()
+        )
         try await setup.run { fixture in
             #expect(
                 fixture.provider.credentialTypes == [
@@ -378,14 +381,22 @@ struct LocalProviderOutsideCredentialsTests {
         ["type": "function", "payload": ["mode": .string(mode), "user": .string(user)]]
     }
 
+    /// The `usherd` that supervises each run: the built one, since these tests run inside the test runner.
+    static func supervisor() throws -> String {
+        try BuiltProducts.path(of: "usherd")
+    }
+
+    /// A provider whose function is the test hook. The default timeout is a hang guard only: a
+    /// run's outcome must not depend on how fast the machine starts processes.
     static func withHook<T>(
-        timeout: Int64 = 1000,
+        timeout: Int64 = 60_000,
         maximumConcurrent: Int = 4,
         _ body: (Setup, Fixture) async throws -> T
     ) async throws -> T {
         let setup = try Setup()
         setup.configuration.function = FunctionHookConfiguration(
             command: [setup.hook],
+            supervisor: try Self.supervisor(),
             timeoutMilliseconds: timeout,
             maximumConcurrent: maximumConcurrent
         )
@@ -413,7 +424,7 @@ struct LocalProviderOutsideCredentialsTests {
     }
 
     @Test func functionFailuresAreRefusalsWithClearMessages() async throws {
-        try await Self.withHook(timeout: 1000) { _, fixture in
+        try await Self.withHook { _, fixture in
             let provider = fixture.provider
             let expectations: [(String, ProviderError)] = [
                 ("crash", .invalidCredentials("the authentication function crashed (signal 11)")),
@@ -432,13 +443,19 @@ struct LocalProviderOutsideCredentialsTests {
             for (mode, expected) in expectations {
                 #expect(await Self.failure(provider, Self.function(mode)) == expected, "mode \(mode)")
             }
+        }
+    }
+
+    @Test func aFunctionThatHangsIsStoppedAtItsTimeout() async throws {
+        try await Self.withHook(timeout: 1000) { _, fixture in
             let started = ContinuousClock.now
             #expect(
-                await Self.failure(provider, Self.function("hang"))
+                await Self.failure(fixture.provider, Self.function("hang"))
                     == .invalidCredentials("the authentication function did not answer within 1s and was stopped")
             )
-            let elapsed = ContinuousClock.now - started
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10))
+            // Not cut short. (How soon after the limit it ends is the machine's business; that a killed run's
+            // processes are gone when it returns is `cancellingARunKillsTheCommandAndWhatItStarted`'s.)
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
         }
     }
 
@@ -489,9 +506,10 @@ struct LocalProviderOutsideCredentialsTests {
         defer { close(leaked) }
         let outcome = await HookProcess.start(
             arguments: ["/bin/ls", "/proc/self/fd"],
+            supervisor: try Self.supervisor(),
             environment: [:],
             input: [],
-            timeout: .seconds(5),
+            timeout: .seconds(60),
             outputLimit: 65_536,
             errorLimit: 4096
         )
@@ -507,15 +525,19 @@ struct LocalProviderOutsideCredentialsTests {
     @Test func commandsThatCannotStartAreReported() async throws {
         let outcome = await HookProcess.start(
             arguments: ["/nonexistent/hook"],
+            supervisor: try Self.supervisor(),
             environment: [:],
             input: [],
-            timeout: .seconds(5),
+            timeout: .seconds(60),
             outputLimit: 65_536,
             errorLimit: 4096
         )
         #expect(outcome.ending == .notStarted(ENOENT))
         let setup = try Setup()
-        setup.configuration.function = FunctionHookConfiguration(command: ["/nonexistent/hook"])
+        setup.configuration.function = FunctionHookConfiguration(
+            command: ["/nonexistent/hook"],
+            supervisor: try Self.supervisor()
+        )
         try await setup.run { fixture in
             #expect(
                 await Self.failure(fixture.provider, Self.function("accept"))
@@ -524,25 +546,57 @@ struct LocalProviderOutsideCredentialsTests {
         }
     }
 
-    @Test func cancellingARunKillsTheCommand() async throws {
-        let started = ContinuousClock.now
-        let outcome = await withTaskGroup(of: HookProcess.Outcome?.self) { group in
+    /// Cancelling the task of a run (its request went away) kills the command and everything it started at once: the
+    /// run returns only when they are gone, a grandchild in a session of its own included.
+    @Test func cancellingARunKillsTheCommandAndWhatItStarted() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        // The command records its own process ID and a `setsid` grandchild's, then sleeps far past the test.
+        try directory.write(
+            "sleeper.sh",
+            """
+            #!/bin/sh
+            setsid sh -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0"; exec sleep 300' "$(dirname "$0")/grandchild" &
+            echo $$ > "$(dirname "$0")/command.tmp" && mv "$(dirname "$0")/command.tmp" "$(dirname "$0")/command"
+            exec sleep 300
+            """
+        )
+        chmod(directory.file("sleeper.sh"), 0o755)
+        let supervisor = try Self.supervisor()
+        var recorded: [pid_t] = []
+        defer { for pid in recorded { kill(pid, SIGKILL) } }
+        let outcome = try await withThrowingTaskGroup(of: HookProcess.Outcome?.self) { group in
             group.addTask {
                 await HookProcess.start(
-                    arguments: ["/bin/sleep", "30"],
+                    arguments: [directory.file("sleeper.sh")],
+                    supervisor: supervisor,
                     environment: [:],
                     input: [],
-                    timeout: .seconds(60),
+                    timeout: .seconds(600),
                     outputLimit: 65_536,
                     errorLimit: 4096
                 )
             }
-            try? await Task.sleep(for: .milliseconds(200))
+            // Both are running (waiting for that, not for time to pass)...
+            let deadline = ContinuousClock.now + hangGuard
+            while recorded.count < 2 {
+                guard ContinuousClock.now < deadline else { throw TestSupportError("the command did not start") }
+                try await Task.sleep(for: .milliseconds(10))
+                recorded = ["command", "grandchild"].compactMap { name in
+                    (try? String(contentsOfFile: directory.file(name), encoding: .utf8))
+                        .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                }
+            }
+            #expect(recorded.allSatisfy { kill($0, 0) == 0 })
+            // ...until the run is cancelled.
             group.cancelAll()
-            return await group.next() ?? nil
+            return try await group.next() ?? nil
         }
         #expect(outcome?.ending == .cancelled)
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Gone, and reaped, by the time the run returned.
+        for pid in recorded {
+            #expect(kill(pid, 0) == -1 && errno == ESRCH, "process \(pid) is still there")
+        }
     }
 
     @Test func theLimiterTurnsAwayLateAndSurplusWaiters() async throws {

@@ -7,13 +7,22 @@ import UsherProtocol
 package struct FunctionHookConfiguration: Sendable, Hashable {
     /// The program and its arguments; the program is an absolute path, run without a shell.
     package var command: [String]
-    /// How long one run may take before it is killed and the login refused; also how long a login waits for a slot.
+    /// How long one run may take before it is killed (with everything it started) and the login refused.
     package var timeoutMilliseconds: Int64 = 5000
     /// How many runs at once; further logins wait.
     package var maximumConcurrent: Int = 4
+    /// The `usherd` executable that supervises each run (`RunSupervisor`): `/proc/self/exe` in the daemon; tests,
+    /// which run inside a test runner, name the built `usherd`.
+    package var supervisor: String
 
-    package init(command: [String], timeoutMilliseconds: Int64 = 5000, maximumConcurrent: Int = 4) {
+    package init(
+        command: [String],
+        supervisor: String,
+        timeoutMilliseconds: Int64 = 5000,
+        maximumConcurrent: Int = 4
+    ) {
         self.command = command
+        self.supervisor = supervisor
         self.timeoutMilliseconds = timeoutMilliseconds
         self.maximumConcurrent = maximumConcurrent
     }
@@ -73,11 +82,13 @@ struct FunctionHook: Sendable {
         }
         let input = Array(encoded) + [UInt8(ascii: "\n")]
         let arguments = self.configuration.command
+        let supervisor = self.configuration.supervisor
         let environment = self.environment
         let timeout = self.timeout
         let outcome = await self.limiter.withPermit(waitingAtMost: timeout) {
             await HookProcess.start(
                 arguments: arguments,
+                supervisor: supervisor,
                 environment: environment,
                 input: input,
                 timeout: timeout,
