@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOPosix
+import Synchronization
 import Testing
 import UsherCore
 import UsherProtocol
@@ -386,16 +387,18 @@ struct LocalProviderOutsideCredentialsTests {
         try BuiltProducts.path(of: "usherd")
     }
 
-    /// A provider whose function is the test hook. The default timeout is a hang guard only: a
+    /// A provider whose function is the test hook (or the gated one). The default timeout is a hang guard only: a
     /// run's outcome must not depend on how fast the machine starts processes.
     static func withHook<T>(
         timeout: Int64 = 60_000,
         maximumConcurrent: Int = 4,
+        gated: Bool = false,
         _ body: (Setup, Fixture) async throws -> T
     ) async throws -> T {
         let setup = try Setup()
+        let command = gated ? try GatedHook.install(in: setup.directory) : setup.hook
         setup.configuration.function = FunctionHookConfiguration(
-            command: [setup.hook],
+            command: [command],
             supervisor: try Self.supervisor(),
             timeoutMilliseconds: timeout,
             maximumConcurrent: maximumConcurrent
@@ -474,23 +477,27 @@ struct LocalProviderOutsideCredentialsTests {
     }
 
     @Test func functionRunsAtMostMaxConcurrentAtOnce() async throws {
-        try await Self.withHook(timeout: 10_000, maximumConcurrent: 3) { setup, fixture in
+        // The gated hook holds every run until the gate opens: the first three are then under way at once whatever
+        // the machine's speed, and the others wait their turn (however long that takes) instead of being turned away.
+        try await Self.withHook(timeout: 120_000, maximumConcurrent: 3, gated: true) { setup, fixture in
             let provider = fixture.provider
             let subjects = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<10 {
                     group.addTask {
-                        try await provider.authenticate(credentials: Self.function("timed", user: "user-\(index)"))
+                        try await provider.authenticate(credentials: Self.function("gated", user: "user-\(index)"))
                             .subject
                     }
                 }
+                try await GatedHook.waitUntilStarted(3, in: setup.directory)
+                // Three hold the three slots; no fourth has started beside them.
+                #expect(GatedHook.started(in: setup.directory) == 3)
+                try GatedHook.open(in: setup.directory)
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
             }
-            #expect(subjects.count == 10)
+            #expect(subjects == Set((0..<10).map { "function:gated-user-\($0)" }))
             let runs = try TestHooks.runs(in: setup.directory)
             #expect(runs.count == 10)
-            let overlap = TestHooks.maximumOverlap(runs)
-            #expect(overlap <= 3)
-            #expect(overlap >= 2, "the runs did not overlap at all: they were serialised")
+            #expect(TestHooks.maximumOverlap(runs) == 3)
         }
     }
 
@@ -599,24 +606,60 @@ struct LocalProviderOutsideCredentialsTests {
         }
     }
 
-    @Test func theLimiterTurnsAwayLateAndSurplusWaiters() async throws {
-        let limiter = ConcurrencyLimiter(limit: 1, maximumWaiting: 1)
+    @Test func theLimiterQueuesInOrderAndTurnsAwayOnlyWhenTheLineIsFull() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1, maximumWaiting: 2)
         let (holding, release) = AsyncStream.makeStream(of: Void.self)
-        async let holder: Int? = limiter.withPermit(waitingAtMost: .seconds(5)) {
+        let order = Order()
+        async let holder: Int? = limiter.withPermit {
             for await _ in holding { break }
-            return 1
+            return 0
         }
         while limiter.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        // One waits (and will be too late by the time the holder lets go); the queue is then full.
-        async let late: Int? = limiter.withPermit(waitingAtMost: .milliseconds(50)) { 2 }
-        while limiter.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(await limiter.withPermit(waitingAtMost: .seconds(5)) { 3 } == nil)
+        async let first: Int? = limiter.withPermit {
+            order.append(1)
+            return 1
+        }
+        while limiter.waiting < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        async let second: Int? = limiter.withPermit {
+            order.append(2)
+            return 2
+        }
+        while limiter.waiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        // The line is full: the next caller is turned away at once; the waiting ones stay.
+        #expect(await limiter.withPermit { 3 } == nil)
+        #expect(limiter.waiting == 2)
         release.yield()
         release.finish()
-        #expect(await holder == 1)
-        #expect(await late == nil)
-        #expect(limiter.running == 0)
-        #expect(await limiter.withPermit(waitingAtMost: .seconds(1)) { 4 } == 4)
+        #expect(await holder == 0)
+        #expect(await first == 1)
+        #expect(await second == 2)
+        #expect(order.values == [1, 2])
+        #expect(limiter.running == 0 && limiter.waiting == 0)
     }
+
+    @Test func aCancelledWaiterLeavesTheLine() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1, maximumWaiting: 8)
+        let (holding, release) = AsyncStream.makeStream(of: Void.self)
+        async let holder: Int? = limiter.withPermit {
+            for await _ in holding { break }
+            return 0
+        }
+        while limiter.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let waiter = Task { await limiter.withPermit { 1 } }
+        while limiter.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+        #expect(limiter.waiting == 0)
+        release.yield()
+        release.finish()
+        #expect(await holder == 0)
+        #expect(limiter.running == 0)
+    }
+}
+
+/// The order in which callers got a permit.
+private final class Order: Sendable {
+    private let recorded = Mutex<[Int]>([])
+    var values: [Int] { self.recorded.withLock { $0 } }
+    func append(_ value: Int) { self.recorded.withLock { $0.append(value) } }
 }

@@ -9,7 +9,7 @@ package struct FunctionHookConfiguration: Sendable, Hashable {
     package var command: [String]
     /// How long one run may take before it is killed (with everything it started) and the login refused.
     package var timeoutMilliseconds: Int64 = 5000
-    /// How many runs at once; further logins wait.
+    /// How many runs at once; further logins wait in line.
     package var maximumConcurrent: Int = 4
     /// The `usherd` executable that supervises each run (`RunSupervisor`): `/proc/self/exe` in the daemon; tests,
     /// which run inside a test runner, name the built `usherd`.
@@ -45,7 +45,7 @@ struct FunctionHook: Sendable {
 
     static let outputLimit = 64 * 1024
     static let errorLimit = 4 * 1024
-    /// Logins waiting for a slot beyond this many are turned away at once.
+    /// Logins waiting for a run beyond this many are turned away at once.
     static let maximumWaiting = 256
 
     let providerName: String
@@ -73,7 +73,7 @@ struct FunctionHook: Sendable {
     /// Runs the command with `payload` and returns its verdict.
     ///
     /// - Throws: `ProviderError.invalidCredentials` for every refusal (the command's own message, or what went
-    ///   wrong with the run), `.unavailable` when no slot frees up in time or the command cannot be started.
+    ///   wrong with the run), `.unavailable` when too many logins wait already or the command cannot be started.
     func decide(payload: [String: JSONValue]) async throws(ProviderError) -> Verdict {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -85,7 +85,7 @@ struct FunctionHook: Sendable {
         let supervisor = self.configuration.supervisor
         let environment = self.environment
         let timeout = self.timeout
-        let outcome = await self.limiter.withPermit(waitingAtMost: timeout) {
+        let outcome = await self.limiter.withPermit {
             await HookProcess.start(
                 arguments: arguments,
                 supervisor: supervisor,
@@ -97,8 +97,9 @@ struct FunctionHook: Sendable {
             )
         }
         guard let outcome else {
+            if Task.isCancelled { throw .unavailable("the login was cancelled") }
             self.logger.warning(
-                "authentication function busy: no slot within the timeout",
+                "authentication function busy: \(Self.maximumWaiting) logins wait for it already",
                 metadata: ["provider": "\(self.providerName)", "function.max_concurrent": "\(self.limiter.limit)"]
             )
             throw .unavailable("the authentication function is busy; try again later")
