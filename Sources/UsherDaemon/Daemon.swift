@@ -47,6 +47,7 @@ package struct Daemon {
         // Opening the database may run migrations: ask systemd for time before doing it.
         Systemd.extendTimeout(seconds: 90)
         let safety = FileSafety(logger: self.logger)
+        try safety.refuseRewritableFiles(of: self.configuration, path: self.configurationPath)
         try safety.prepareStateDirectory(self.stateDirectory)
         // Held until this function returns (and by the kernel until the process is gone): one daemon per state
         // directory. Taken before any state file is repaired or opened.

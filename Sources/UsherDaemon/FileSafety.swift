@@ -1,6 +1,7 @@
 import CUsherLinux
 import Foundation
 import Logging
+import UsherProviders
 
 /// A file or directory usherd will not use as it is, and what the operator can do about it.
 package struct UnsafeFileError: Error, CustomStringConvertible {
@@ -11,7 +12,7 @@ package struct UnsafeFileError: Error, CustomStringConvertible {
     package var description: String { "\(self.path): \(self.problem); \(self.remedy)" }
 }
 
-/// The start-up checks of every file and directory usherd keeps secrets in, in one place.
+/// The start-up checks of every file and directory usherd keeps secrets in or takes orders from, in one place.
 ///
 /// The rules are OpenSSH's (sshd's `StrictModes`, ssh's check of private keys), decided per kind of file:
 /// - **Refused** (usherd exits with status 77): a state directory, or a directory above it, that someone other than
@@ -26,6 +27,8 @@ package struct UnsafeFileError: Error, CustomStringConvertible {
 ///   loosened by a copy, a restore or a `sqlite3` session with a loose umask; refusing would stop every login until an
 ///   operator came, while the warning says the tokens in them may have been read.
 /// - **Warned about**: a secret the configuration points at (`client_secret_file`) that others may read.
+/// - **Refused, also at reload**: the configuration file, a function's program or a JWK set file that someone else
+///   owns or may write (ssh's rule for its configuration, sshd's for `AuthorizedKeysCommand`).
 ///
 /// Owners: "someone else" is anyone but root and the daemon's user. Permissions: a POSIX access ACL counts, so that a
 /// systemd credential (mode 0400, readable by the service's user through an ACL entry) is private, while an ACL entry
@@ -212,6 +215,48 @@ package struct FileSafety: Sendable {
             "UNPROTECTED SECRET FILE: permissions \(mode) for '\(path)' are too open: it is readable by group or "
             + "others; run chmod 600 on it"
         self.logger.warning("\(text)", metadata: ["path": "\(path)", "setting": "\(setting)", "mode": "\(mode)"])
+    }
+
+    // MARK: Files usherd takes orders from
+
+    /// Refuses the files usherd takes orders from when someone else could rewrite them: the configuration file, each
+    /// function's program and each JWK set file. A rewritable configuration or program is code run as the daemon's
+    /// user; a rewritable JWK set is a forged login. (ssh refuses its configuration in that state, and sshd its
+    /// `AuthorizedKeysCommand`.) A file that does not exist is left to whoever reads it.
+    package func refuseRewritableFiles(of configuration: DaemonConfiguration, path: String?) throws(UnsafeFileError) {
+        if let path { try self.refuseRewritableByOthers(path, what: "configuration file") }
+        for case .local(_, let local) in configuration.providers {
+            if let program = local.function?.command.first {
+                try self.refuseRewritableByOthers(program, what: "function command")
+            }
+            for token in [local.jwt].compactMap({ $0 }) + local.idTokenIssuers.values {
+                if case .file(let keys) = token.keys { try self.refuseRewritableByOthers(keys, what: "JWK set file") }
+            }
+        }
+    }
+
+    /// Refuses `path` when someone else owns it or may write it, or could swap it (a foreign symbolic link on the
+    /// way, a directory above it that someone else owns or may write).
+    func refuseRewritableByOthers(_ path: String, what: String) throws(UnsafeFileError) {
+        try self.refuseForeignSymbolicLinks(on: Self.absolute(path), what: what)
+        guard let real = realpath(path, nil) else { return }
+        let resolved = String(cString: real)
+        free(real)
+        try self.refuseUnsafeAncestors(of: resolved, for: path)
+        let descriptor = open(resolved, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return }
+        try self.refuseForeignOwner(info, path: path, what: what)
+        if self.othersMay(0o2, descriptor: descriptor, info: info) {
+            throw UnsafeFileError(
+                path: path,
+                problem: "\(what) writable by group or others (mode \(Self.octal(info.st_mode & 0o7777))): they could "
+                    + "make usherd run or trust what they like",
+                remedy: "run chmod go-w on it"
+            )
+        }
     }
 
     // MARK: The checks the others are made of

@@ -53,6 +53,7 @@ final class Reloader: Sendable {
         var next: DaemonConfiguration
         do {
             next = try DaemonConfiguration.load(path: path)
+            try FileSafety(logger: self.logger).refuseRewritableFiles(of: next, path: path)
         } catch {
             self.logger.error("reload failed; keeping the running configuration", metadata: ["error": "\(error)"])
             Systemd.status("reload failed, running configuration kept: \(error)")

@@ -155,6 +155,51 @@ struct StateFilesTests {
         }
     }
 
+    @Test func filesUsherdTakesOrdersFromMayNotBeRewritableByOthers() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let config = directory.file("usherd.toml")
+        let hook = directory.file("hook.sh")
+        let keys = directory.file("keys.json")
+        try directory.write("hook.sh", "#!/bin/sh\necho '{\"subject\": \"x\"}'\n")
+        try directory.write("keys.json", #"{"keys": []}"#)
+        try directory.write(
+            "usherd.toml",
+            """
+            [providers.local]
+            type = "local"
+            [providers.local.function]
+            command = ["\(hook)"]
+            [providers.local.jwt]
+            issuer = "https://issuer.example"
+            audience = "usher"
+            jwks_file = "\(keys)"
+            """
+        )
+        let cases: [(path: String, what: String, mode: mode_t)] = [
+            (config, "configuration file", 0o666), (hook, "function command", 0o777), (keys, "JWK set file", 0o664),
+        ]
+        for (path, what, mode) in cases {
+            #expect(chmod(config, 0o644) == 0 && chmod(hook, 0o755) == 0 && chmod(keys, 0o644) == 0)
+            #expect(chmod(path, mode) == 0)
+            let output = try await runProcess(
+                try BuiltProducts.path(of: "usherd"),
+                [
+                    "--config", config, "--socket", directory.file("s.sock"), "--state-directory",
+                    directory.file("state"),
+                ],
+                timeout: hangGuard
+            )
+            #expect(output.status == 77, "\(what): \(output.stderr)")
+            #expect(
+                output.stderr.contains(
+                    "\(path): \(what) writable by group or others (mode 0\(String(mode, radix: 8)))"
+                ),
+                "\(output.stderr)"
+            )
+        }
+    }
+
     /// systemd hands a credential to a service's user as a 0400 file owned by root with an ACL entry for that user
     /// (its mode then shows the ACL mask as group bits): private, and accepted. An entry for anyone else is not.
     @Test func aTokenKeyIsJudgedByItsACLEntries() async throws {
