@@ -13,6 +13,18 @@ package struct StateDirectoryBusyError: Error, CustomStringConvertible {
     }
 }
 
+/// The lock file cannot be opened or locked for a reason other than another daemon (a read-only file system, no
+/// locks on this file system...).
+package struct LockFileError: Error, CustomStringConvertible {
+    var path: String
+    var operation: String
+    var code: Int32
+
+    package var description: String {
+        "lock file \(self.path): \(self.operation) failed: \(String(cString: strerror(self.code)))"
+    }
+}
+
 /// An exclusive `flock` on `usherd.lock` in the state directory, held for the daemon's whole life, so that two daemons
 /// never share one database (one would log a user out while the other kept handing out that user's token).
 ///
@@ -33,22 +45,19 @@ package final class StateDirectoryLock: Sendable {
         let path = "\(directory)/\(Self.fileName)"
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            let problem =
-                errno == ELOOP
-                ? "a symbolic link, which usherd does not follow" : String(cString: strerror(errno))
-            throw UnsafeFileError(path: path, problem: problem, remedy: "remove it; usherd creates the lock file")
+            let code = errno
+            guard code == ELOOP else { throw LockFileError(path: path, operation: "open", code: code) }
+            throw UnsafeFileError(
+                path: path,
+                problem: "a symbolic link, which usherd does not follow",
+                remedy: "remove it; usherd creates the lock file"
+            )
         }
         do {
             try safety.keepPrivate(descriptor, path: path, what: "lock file")
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
-                guard code == EWOULDBLOCK else {
-                    throw UnsafeFileError(
-                        path: path,
-                        problem: "cannot lock it: \(String(cString: strerror(code)))",
-                        remedy: "check the file system of the state directory"
-                    )
-                }
+                guard code == EWOULDBLOCK else { throw LockFileError(path: path, operation: "flock", code: code) }
                 throw StateDirectoryBusyError(directory: directory, holder: Self.holder(descriptor))
             }
         } catch {

@@ -107,6 +107,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         case ServerError.notASocket: EEXIST
         case ServerError.cannotPrepare: EACCES
         case is StateDirectoryBusyError: EBUSY
+        case let error as LockFileError: error.code
         case is UnsafeFileError, is TokenSigner.KeyFileError: EACCES
         default: nil
         }
