@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -48,13 +49,24 @@ final class RunControl: Sendable {
     /// - Parameter unlessExited: leave a supervisor that has already exited alone: a deadline that passes while the
     ///   last output is still being read is not a timeout.
     func stop(_ reason: HookProcess.Ending, unlessExited: Bool = false) {
-        self.state.withLock { state in
-            guard state.reason == nil, !state.finished else { return }
+        let stopped = self.state.withLock { state -> Bool in
+            guard state.reason == nil, !state.finished else { return false }
             if let supervisor = state.supervisor {
-                if unlessExited && Self.hasExited(supervisor) { return }
+                if unlessExited && Self.hasExited(supervisor) { return false }
                 kill(supervisor, SIGTERM)
             }
             state.reason = reason
+            return true
+        }
+        // A supervisor that has not gone within the grace period (a process of the run stuck in the kernel) is
+        // killed itself, so that the login ends. (On cancellation swift-subprocess's teardown does the same.)
+        guard stopped else { return }
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + .seconds(Int(HookProcess.supervisorGrace.components.seconds))
+        ) {
+            self.state.withLock { state in
+                if let supervisor = state.supervisor { kill(supervisor, SIGKILL) }
+            }
         }
     }
 

@@ -56,6 +56,7 @@ package enum RunSupervisor {
     /// none is left. Only direct children are signalled: they are not reaped until we reap them, so their process
     /// IDs cannot have been reused by an unrelated process.
     static func killEverything(command: pid_t, status: inout Int32?) {
+        var unseen = 0
         while true {
             Self.reapExited(command: command, status: &status)
             let children = Self.children(of: getpid())
@@ -64,10 +65,19 @@ package enum RunSupervisor {
                 let reaped = waitpid(-1, &raw, WNOHANG)
                 if reaped < 0 && errno == ECHILD { return }
                 if reaped == command { status = raw }
-                // A child /proc did not list yet (it was just handed to us): look again.
-                if reaped == 0 { _ = poll(nil, 0, 2) }
+                // A child /proc did not list yet (it was just handed to us): look again, for a while. One /proc never
+                // shows (another user's, behind hidepid) cannot be killed by us; do not wait for it for ever.
+                if reaped == 0 {
+                    unseen += 1
+                    if unseen > 1000 {
+                        Self.report("a process of the run cannot be seen in /proc; leaving it", ESRCH)
+                        return
+                    }
+                    _ = poll(nil, 0, 2)
+                }
                 continue
             }
+            unseen = 0
             for child in children { kill(child, SIGKILL) }
             var raw: Int32 = 0
             // At least one of them is dying now; a signal interrupts the wait, and the loop looks again.
