@@ -326,6 +326,39 @@ struct OutsideCredentialsTests {
         }
     }
 
+    @Test func aLoginWaitsItsTurnHoweverLongTheLine() async throws {
+        try await Self.withOutsideWorld([]) { directory, server, deadURL in
+            let gate = try GatedHook.install(in: directory)
+            let config = Self.config(
+                directory,
+                jwksURL: server.url("jwks.json"),
+                deadURL: deadURL,
+                timeout: "5s",
+                maxConcurrent: 1
+            ).replacingOccurrences(of: directory.file("hook.sh"), with: gate)
+            try await DaemonProcess.with(config: config) { daemon in
+                // One slot, three logins, and the gate stays shut: every run takes its whole timeout, so the last in
+                // line waits for two of them, twice the timeout. It must still get its turn (it used to be turned
+                // away as "busy" once it had waited one timeout).
+                var connections: [LineConnection] = []
+                for index in 0..<3 {
+                    let connection = try daemon.connect()
+                    let request: [String: JSONValue] = [
+                        "id": 1, "method": "login", "params": .object(Self.function("gated", user: "line-\(index)")),
+                    ]
+                    try connection.send(TestJWT.json(request))
+                    connections.append(connection)
+                }
+                for connection in connections {
+                    let response = try await connection.readObject()
+                    let message = response["error"]?["message"]?.stringValue ?? "\(response)"
+                    #expect(message == "the authentication function did not answer within 5s and was stopped")
+                }
+                #expect(GatedHook.started(in: directory) == 3)
+            }
+        }
+    }
+
     // MARK: Configuration
 
     @Test(arguments: [
