@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
         .target(name: "UsherProtocol", swiftSettings: strict),
@@ -62,6 +64,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                "CUsherLinux",
             ],
             swiftSettings: strict
         ),
@@ -78,6 +83,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.
+        .systemLibrary(name: "CUsherLinux"),
         .systemLibrary(
             name: "CSystemd",
             pkgConfig: "libsystemd",
@@ -87,6 +94,7 @@ let package = Package(
             name: "UsherDaemon",
             dependencies: [
                 "CSystemd",
+                "CUsherLinux",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "UsherProtocol",
                 "UsherCore",

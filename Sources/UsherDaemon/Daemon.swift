@@ -12,16 +12,6 @@ import UsherStore
 /// The daemon's version, reported by `hello` and `status`.
 package let usherdVersion = "0.1.0"
 
-package enum StartupError: Error, CustomStringConvertible {
-    case stateDirectory(path: String, reason: String)
-
-    package var description: String {
-        switch self {
-        case .stateDirectory(let path, let reason): "state directory \(path): \(reason)"
-        }
-    }
-}
-
 /// Wires the configured pieces together and runs them as services of one `ServiceGroup`.
 package struct Daemon {
     package var configuration: DaemonConfiguration
@@ -56,8 +46,18 @@ package struct Daemon {
     package func run() async throws {
         // Opening the database may run migrations: ask systemd for time before doing it.
         Systemd.extendTimeout(seconds: 90)
-        try Self.prepareStateDirectory(self.stateDirectory)
-        let cipher = try self.tokenKeyPath.map { path throws(StoreError) in try TokenCipher(keyFile: path) }
+        let safety = FileSafety(logger: self.logger)
+        try safety.refuseRewritableFiles(of: self.configuration, path: self.configurationPath)
+        try safety.prepareStateDirectory(self.stateDirectory)
+        // Held until this function returns (and by the kernel until the process is gone): one daemon per state
+        // directory. Taken before any state file is repaired or opened.
+        let lock = try StateDirectoryLock(directory: self.stateDirectory, safety: safety)
+        defer { withExtendedLifetime(lock) {} }
+        try safety.checkStateFiles(in: self.stateDirectory)
+        safety.warnAboutReadableSecrets(of: self.configuration)
+        let cipher = try self.tokenKeyPath.map { path in
+            try TokenCipher(keyFileContents: safety.readKeyFile(path, role: "token encryption key"), path: path)
+        }
         let database = try AppDatabase(path: "\(self.stateDirectory)/usher.sqlite", cipher: cipher)
         let signer = try TokenSigner.loadOrCreate(at: "\(self.stateDirectory)/signing-key.pem")
         let clock = SystemClock()
@@ -206,41 +206,6 @@ package struct Daemon {
         )
         try await group.run()
         self.logger.info("usherd stopped")
-    }
-
-    /// Creates the state directory (0700) when missing, and refuses one that others could tamper with.
-    static func prepareStateDirectory(_ path: String) throws {
-        var components: [String] = []
-        for component in path.split(separator: "/") {
-            components.append(String(component))
-            let partial = (path.hasPrefix("/") ? "/" : "") + components.joined(separator: "/")
-            if mkdir(partial, 0o700) != 0, errno != EEXIST {
-                throw StartupError.stateDirectory(
-                    path: path,
-                    reason: "cannot create \(partial): \(String(cString: strerror(errno)))"
-                )
-            }
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw StartupError.stateDirectory(path: path, reason: String(cString: strerror(errno)))
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw StartupError.stateDirectory(path: path, reason: "not a directory")
-        }
-        guard info.st_uid == geteuid() else {
-            throw StartupError.stateDirectory(
-                path: path,
-                reason: "owned by uid \(info.st_uid), not by the daemon's uid \(geteuid()); refusing to use it"
-            )
-        }
-        guard info.st_mode & 0o022 == 0 else {
-            throw StartupError.stateDirectory(
-                path: path,
-                reason: "writable by group or others (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                    + "run chmod 700 on it"
-            )
-        }
     }
 }
 

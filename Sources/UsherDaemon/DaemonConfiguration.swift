@@ -47,6 +47,9 @@ package struct DaemonConfiguration: Sendable {
     package var refreshMarginMilliseconds: Int64 = 5 * 60_000
     /// `[providers.NAME]`, sorted by name. Without any section, one local provider named `local`.
     package var providers: [Provider] = [.local(name: "local", LocalProviderConfiguration(issuer: "usherd:local"))]
+    /// The secret files the configuration named and usherd read (`client_secret_file`), for the start-up warning
+    /// about ones that others may read.
+    package var secretFiles: [(setting: String, path: String)] = []
 
     package init() {}
 
@@ -111,7 +114,7 @@ package struct DaemonConfiguration: Sendable {
                 case "local":
                     parsed.append(.local(name: name, try Self.localProvider(name: name, &section)))
                 case "oidc":
-                    parsed.append(.oidc(name: name, try Self.oidcProvider(&section)))
+                    parsed.append(.oidc(name: name, try Self.oidcProvider(&section, secretFiles: &self.secretFiles)))
                 case nil:
                     throw section.error("type", "is required (\"local\" or \"oidc\")")
                 case let other?:

@@ -4,7 +4,10 @@ import UsherProviders
 extension DaemonConfiguration {
     /// A `type = "oidc"` section: `issuer` and `client_id` are required; `client_secret_file`, `scopes`,
     /// `redirect_uri`, `token_endpoint_auth` and `request_timeout` are optional.
-    static func oidcProvider(_ section: inout ConfigSection) throws(ConfigurationError) -> OIDCProviderConfiguration {
+    static func oidcProvider(
+        _ section: inout ConfigSection,
+        secretFiles: inout [(setting: String, path: String)]
+    ) throws(ConfigurationError) -> OIDCProviderConfiguration {
         guard let issuer = try section.string("issuer") else {
             throw section.error("issuer", "is required for an oidc provider (the provider's issuer URL)")
         }
@@ -16,7 +19,9 @@ extension DaemonConfiguration {
         }
         var configuration = OIDCProviderConfiguration(issuer: issuer, clientID: clientID)
         if let path = try section.string("client_secret_file") {
-            configuration.clientSecret = try Self.readSecret(path, section: section)
+            let (secret, found) = try Self.readSecret(path, section: section)
+            configuration.clientSecret = secret
+            secretFiles.append((setting: "\(section.path).client_secret_file", path: found))
         }
         if let scopes = try section.stringArray("scopes") {
             guard !scopes.isEmpty, scopes.allSatisfy(Self.isValidScope) else {
@@ -59,7 +64,10 @@ extension DaemonConfiguration {
 
     /// Reads a client secret: an absolute path as it is; a relative name from `$CREDENTIALS_DIRECTORY` (systemd's
     /// `LoadCredential=`) when it is there, else next to the configuration file. Trailing newlines are dropped.
-    private static func readSecret(_ path: String, section: ConfigSection) throws(ConfigurationError) -> String {
+    private static func readSecret(
+        _ path: String,
+        section: ConfigSection
+    ) throws(ConfigurationError) -> (secret: String, path: String) {
         var candidates: [String] = []
         if path.hasPrefix("/") {
             candidates = [path]
@@ -80,6 +88,6 @@ extension DaemonConfiguration {
         else { throw section.error("client_secret_file", "cannot read \(found)") }
         while let last = secret.unicodeScalars.last, last == "\n" || last == "\r" { secret.unicodeScalars.removeLast() }
         guard !secret.isEmpty else { throw section.error("client_secret_file", "\(found) is empty") }
-        return secret
+        return (secret, found)
     }
 }

@@ -106,7 +106,9 @@ extension DaemonConfiguration {
         guard program.hasPrefix("/") else {
             throw section.error("command", "the program must be an absolute path (it is run without a shell or PATH)")
         }
-        var configuration = FunctionHookConfiguration(command: command)
+        // Each run is supervised by this very binary (`usherd function-supervisor`); /proc/self/exe reaches it even
+        // after a package upgrade replaced the file.
+        var configuration = FunctionHookConfiguration(command: command, supervisor: "/proc/self/exe")
         configuration.timeoutMilliseconds =
             try section.duration("timeout", in: 100...300_000) ?? configuration.timeoutMilliseconds
         configuration.maximumConcurrent =

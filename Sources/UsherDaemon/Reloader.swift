@@ -53,11 +53,13 @@ final class Reloader: Sendable {
         var next: DaemonConfiguration
         do {
             next = try DaemonConfiguration.load(path: path)
+            try FileSafety(logger: self.logger).refuseRewritableFiles(of: next, path: path)
         } catch {
             self.logger.error("reload failed; keeping the running configuration", metadata: ["error": "\(error)"])
             Systemd.status("reload failed, running configuration kept: \(error)")
             return
         }
+        FileSafety(logger: self.logger).warnAboutReadableSecrets(of: next)
         // Command-line overrides still win over the file.
         next.socket = current.socket
         next.stateDirectory = current.stateDirectory

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import UsherProviders
 import UsherServer
 
 /// `usherd`: the multi-user session daemon.
@@ -8,12 +9,16 @@ package struct UsherdCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "usherd",
         abstract: "The multi-user session daemon: who is using this device, and a valid access token for them.",
+        // Spelled out: the generated one would show the hidden function-supervisor subcommand as `<subcommand>`.
+        usage:
+            "usherd [--config <config>] [--socket <socket>] [--state-directory <state-directory>] [--log-level <level>]",
         discussion: """
             Without --config, usherd reads $CONFIGURATION_DIRECTORY/usherd.toml when systemd sets \
             CONFIGURATION_DIRECTORY and the file exists, and otherwise runs on the defaults. SIGHUP re-reads the \
             configuration; SIGTERM and SIGINT stop the daemon gracefully.
             """,
-        version: usherdVersion
+        version: usherdVersion,
+        subcommands: [FunctionSupervisorCommand.self]
     )
 
     @Option(name: .long, help: "The TOML configuration file (every key optional).")
@@ -54,7 +59,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("usherd: \(error)\n".utf8))
             Systemd.failed(status: "configuration error: \(error)", errno: EINVAL)
-            throw ExitCode(78)
+            throw ExitCode(ExitStatus.configuration)
         }
         if let socket { configuration.socket = socket }
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
@@ -86,7 +91,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         } catch {
             logger.critical("usherd could not start: \(error)")
             Systemd.failed(status: "could not start: \(error)", errno: Self.errno(for: error))
-            throw ExitCode.failure
+            throw ExitCode(ExitStatus.of(error))
         }
     }
 
@@ -101,8 +106,57 @@ package struct UsherdCommand: AsyncParsableCommand {
         case ServerError.socketInUse: EADDRINUSE
         case ServerError.notASocket: EEXIST
         case ServerError.cannotPrepare: EACCES
-        case is StartupError: EACCES
+        case is StateDirectoryBusyError: EBUSY
+        case let error as LockFileError: error.code
+        case is UnsafeFileError, is TokenSigner.KeyFileError: EACCES
         default: nil
+        }
+    }
+}
+
+/// `usherd function-supervisor --parent PID -- COMMAND ARGS...`: the supervisor of one run of an authentication
+/// function (`RunSupervisor`). usherd starts it for every run; it is not meant to be run by hand.
+struct FunctionSupervisorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: RunSupervisor.subcommand,
+        abstract: "Runs one authentication function under supervision (started by usherd itself).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "The process ID of the usherd that started this run; the run is killed when it goes away.")
+    var parent: Int32
+
+    @Argument(parsing: .postTerminator, help: "The command and its arguments.")
+    var command: [String] = []
+
+    func run() throws {
+        RunSupervisor.main(parent: self.parent, command: self.command)
+    }
+}
+
+/// usherd's exit statuses, from `sysexits.h` where one fits; the README's table lists them. `usherd.service` has
+/// `RestartPreventExitStatus=` for the ones that a restart cannot cure.
+package enum ExitStatus {
+    /// Any other start-up failure (the socket is in use, the database cannot be opened, a wrong token key...).
+    package static let failure: Int32 = 1
+    /// Another usherd holds the state directory (`EX_TEMPFAIL`: it clears when that one stops).
+    package static let stateDirectoryBusy: Int32 = 75
+    /// A state file or directory or a key file is unsafe: someone else owns it or may change it, or others may read a
+    /// key (`EX_NOPERM`). The message names the file and the fix.
+    package static let unsafeFile: Int32 = 77
+    /// The configuration file does not parse, or names something that does not exist (`EX_CONFIG`).
+    package static let configuration: Int32 = 78
+
+    static func of(_ error: any Error) -> Int32 {
+        switch error {
+        case is StateDirectoryBusyError: Self.stateDirectoryBusy
+        case is UnsafeFileError: Self.unsafeFile
+        case let error as TokenSigner.KeyFileError:
+            switch error {
+            case .notRegularFile, .insecurePermissions, .wrongOwner: Self.unsafeFile
+            case .invalidKey, .systemCallFailed: Self.failure
+            }
+        default: Self.failure
         }
     }
 }

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Glibc
 
 /// Encryption at rest of the session secrets the database holds (access tokens, refresh tokens, provider data), with
 /// ChaCha20-Poly1305 and a 256-bit key the daemon reads from a file (typically a systemd credential,
@@ -22,25 +21,15 @@ package struct TokenCipher: Sendable {
         self.keyBytes = keyBytes
     }
 
-    /// Reads a key file: 32 raw bytes, or 64 hexadecimal digits, or the base64 form of 32 bytes (surrounding white
-    /// space ignored). The file must not be readable by group or others.
-    package init(keyFile path: String) throws(StoreError) {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else {
-            throw .tokenKey(path: path, reason: String(cString: strerror(errno)))
-        }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw .tokenKey(path: path, reason: "not a regular file")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw .tokenKey(path: path, reason: "readable by group or others; run chmod 600 on it")
-        }
-        var bytes = [UInt8](repeating: 0, count: 256)
-        let count = read(descriptor, &bytes, bytes.count)
-        guard count > 0 else { throw .tokenKey(path: path, reason: "empty or unreadable") }
-        let raw = Array(bytes[..<count])
+    /// Makes the key from a key file's contents: 32 raw bytes, or 64 hexadecimal digits, or the base64 form of 32 bytes
+    /// (surrounding white space ignored).
+    ///
+    /// Reading the file is the caller's part, with its checks (owner, mode, no symbolic link: `FileSafety` in the
+    /// daemon), so that the rules for every secret file usherd reads are in one place.
+    ///
+    /// - Parameter path: the file's path, for messages only.
+    package init(keyFileContents raw: [UInt8], path: String) throws(StoreError) {
+        guard !raw.isEmpty else { throw .tokenKey(path: path, reason: "empty") }
         if raw.count == 32 {
             self.init(keyBytes: raw)
             return

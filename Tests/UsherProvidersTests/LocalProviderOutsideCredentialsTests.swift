@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOPosix
+import Synchronization
 import Testing
 import UsherCore
 import UsherProtocol
@@ -125,7 +126,10 @@ struct LocalProviderOutsideCredentialsTests {
             audiences: ["1234.apps.googleusercontent.com"],
             keys: .url("https://www.googleapis.com/oauth2/v3/certs")
         )
-        setup.configuration.function = FunctionHookConfiguration(command: [setup.hook])
+        setup.configuration.function = FunctionHookConfiguration(
+            command: [setup.hook],
+            supervisor: try Self.supervisor()
+        )
         try await setup.run { fixture in
             #expect(
                 fixture.provider.credentialTypes == [
@@ -378,14 +382,24 @@ struct LocalProviderOutsideCredentialsTests {
         ["type": "function", "payload": ["mode": .string(mode), "user": .string(user)]]
     }
 
+    /// The `usherd` that supervises each run: the built one, since these tests run inside the test runner.
+    static func supervisor() throws -> String {
+        try BuiltProducts.path(of: "usherd")
+    }
+
+    /// A provider whose function is the test hook (or the gated one). The default timeout is a hang guard only: a
+    /// run's outcome must not depend on how fast the machine starts processes.
     static func withHook<T>(
-        timeout: Int64 = 1000,
+        timeout: Int64 = 60_000,
         maximumConcurrent: Int = 4,
+        gated: Bool = false,
         _ body: (Setup, Fixture) async throws -> T
     ) async throws -> T {
         let setup = try Setup()
+        let command = gated ? try GatedHook.install(in: setup.directory) : setup.hook
         setup.configuration.function = FunctionHookConfiguration(
-            command: [setup.hook],
+            command: [command],
+            supervisor: try Self.supervisor(),
             timeoutMilliseconds: timeout,
             maximumConcurrent: maximumConcurrent
         )
@@ -413,7 +427,7 @@ struct LocalProviderOutsideCredentialsTests {
     }
 
     @Test func functionFailuresAreRefusalsWithClearMessages() async throws {
-        try await Self.withHook(timeout: 1000) { _, fixture in
+        try await Self.withHook { _, fixture in
             let provider = fixture.provider
             let expectations: [(String, ProviderError)] = [
                 ("crash", .invalidCredentials("the authentication function crashed (signal 11)")),
@@ -432,13 +446,19 @@ struct LocalProviderOutsideCredentialsTests {
             for (mode, expected) in expectations {
                 #expect(await Self.failure(provider, Self.function(mode)) == expected, "mode \(mode)")
             }
+        }
+    }
+
+    @Test func aFunctionThatHangsIsStoppedAtItsTimeout() async throws {
+        try await Self.withHook(timeout: 1000) { _, fixture in
             let started = ContinuousClock.now
             #expect(
-                await Self.failure(provider, Self.function("hang"))
+                await Self.failure(fixture.provider, Self.function("hang"))
                     == .invalidCredentials("the authentication function did not answer within 1s and was stopped")
             )
-            let elapsed = ContinuousClock.now - started
-            #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(10))
+            // Not cut short. (How soon after the limit it ends is the machine's business; that a killed run's
+            // processes are gone when it returns is `cancellingARunKillsTheCommandAndWhatItStarted`'s.)
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
         }
     }
 
@@ -457,23 +477,27 @@ struct LocalProviderOutsideCredentialsTests {
     }
 
     @Test func functionRunsAtMostMaxConcurrentAtOnce() async throws {
-        try await Self.withHook(timeout: 10_000, maximumConcurrent: 3) { setup, fixture in
+        // The gated hook holds every run until the gate opens: the first three are then under way at once whatever
+        // the machine's speed, and the others wait their turn (however long that takes) instead of being turned away.
+        try await Self.withHook(timeout: 120_000, maximumConcurrent: 3, gated: true) { setup, fixture in
             let provider = fixture.provider
             let subjects = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<10 {
                     group.addTask {
-                        try await provider.authenticate(credentials: Self.function("timed", user: "user-\(index)"))
+                        try await provider.authenticate(credentials: Self.function("gated", user: "user-\(index)"))
                             .subject
                     }
                 }
+                try await GatedHook.waitUntilStarted(3, in: setup.directory)
+                // Three hold the three slots; no fourth has started beside them.
+                #expect(GatedHook.started(in: setup.directory) == 3)
+                try GatedHook.open(in: setup.directory)
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
             }
-            #expect(subjects.count == 10)
+            #expect(subjects == Set((0..<10).map { "function:gated-user-\($0)" }))
             let runs = try TestHooks.runs(in: setup.directory)
             #expect(runs.count == 10)
-            let overlap = TestHooks.maximumOverlap(runs)
-            #expect(overlap <= 3)
-            #expect(overlap >= 2, "the runs did not overlap at all: they were serialised")
+            #expect(TestHooks.maximumOverlap(runs) == 3)
         }
     }
 
@@ -489,9 +513,10 @@ struct LocalProviderOutsideCredentialsTests {
         defer { close(leaked) }
         let outcome = await HookProcess.start(
             arguments: ["/bin/ls", "/proc/self/fd"],
+            supervisor: try Self.supervisor(),
             environment: [:],
             input: [],
-            timeout: .seconds(5),
+            timeout: .seconds(60),
             outputLimit: 65_536,
             errorLimit: 4096
         )
@@ -507,15 +532,19 @@ struct LocalProviderOutsideCredentialsTests {
     @Test func commandsThatCannotStartAreReported() async throws {
         let outcome = await HookProcess.start(
             arguments: ["/nonexistent/hook"],
+            supervisor: try Self.supervisor(),
             environment: [:],
             input: [],
-            timeout: .seconds(5),
+            timeout: .seconds(60),
             outputLimit: 65_536,
             errorLimit: 4096
         )
         #expect(outcome.ending == .notStarted(ENOENT))
         let setup = try Setup()
-        setup.configuration.function = FunctionHookConfiguration(command: ["/nonexistent/hook"])
+        setup.configuration.function = FunctionHookConfiguration(
+            command: ["/nonexistent/hook"],
+            supervisor: try Self.supervisor()
+        )
         try await setup.run { fixture in
             #expect(
                 await Self.failure(fixture.provider, Self.function("accept"))
@@ -524,45 +553,113 @@ struct LocalProviderOutsideCredentialsTests {
         }
     }
 
-    @Test func cancellingARunKillsTheCommand() async throws {
-        let started = ContinuousClock.now
-        let outcome = await withTaskGroup(of: HookProcess.Outcome?.self) { group in
+    /// Cancelling the task of a run (its request went away) kills the command and everything it started at once: the
+    /// run returns only when they are gone, a grandchild in a session of its own included.
+    @Test func cancellingARunKillsTheCommandAndWhatItStarted() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        // The command records its own process ID and a `setsid` grandchild's, then sleeps far past the test.
+        try directory.write(
+            "sleeper.sh",
+            """
+            #!/bin/sh
+            setsid sh -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0"; exec sleep 300' "$(dirname "$0")/grandchild" &
+            echo $$ > "$(dirname "$0")/command.tmp" && mv "$(dirname "$0")/command.tmp" "$(dirname "$0")/command"
+            exec sleep 300
+            """
+        )
+        chmod(directory.file("sleeper.sh"), 0o755)
+        let supervisor = try Self.supervisor()
+        var recorded: [pid_t] = []
+        defer { for pid in recorded { kill(pid, SIGKILL) } }
+        let outcome = try await withThrowingTaskGroup(of: HookProcess.Outcome?.self) { group in
             group.addTask {
                 await HookProcess.start(
-                    arguments: ["/bin/sleep", "30"],
+                    arguments: [directory.file("sleeper.sh")],
+                    supervisor: supervisor,
                     environment: [:],
                     input: [],
-                    timeout: .seconds(60),
+                    timeout: .seconds(600),
                     outputLimit: 65_536,
                     errorLimit: 4096
                 )
             }
-            try? await Task.sleep(for: .milliseconds(200))
+            // Both are running (waiting for that, not for time to pass)...
+            let deadline = ContinuousClock.now + hangGuard
+            while recorded.count < 2 {
+                guard ContinuousClock.now < deadline else { throw TestSupportError("the command did not start") }
+                try await Task.sleep(for: .milliseconds(10))
+                recorded = ["command", "grandchild"].compactMap { name in
+                    (try? String(contentsOfFile: directory.file(name), encoding: .utf8))
+                        .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                }
+            }
+            #expect(recorded.allSatisfy { kill($0, 0) == 0 })
+            // ...until the run is cancelled.
             group.cancelAll()
-            return await group.next() ?? nil
+            return try await group.next() ?? nil
         }
         #expect(outcome?.ending == .cancelled)
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Gone, and reaped, by the time the run returned.
+        for pid in recorded {
+            #expect(kill(pid, 0) == -1 && errno == ESRCH, "process \(pid) is still there")
+        }
     }
 
-    @Test func theLimiterTurnsAwayLateAndSurplusWaiters() async throws {
-        let limiter = ConcurrencyLimiter(limit: 1, maximumWaiting: 1)
+    @Test func theLimiterQueuesInOrderAndTurnsAwayOnlyWhenTheLineIsFull() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1, maximumWaiting: 2)
         let (holding, release) = AsyncStream.makeStream(of: Void.self)
-        async let holder: Int? = limiter.withPermit(waitingAtMost: .seconds(5)) {
+        let order = Order()
+        async let holder: Int? = limiter.withPermit {
             for await _ in holding { break }
-            return 1
+            return 0
         }
         while limiter.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        // One waits (and will be too late by the time the holder lets go); the queue is then full.
-        async let late: Int? = limiter.withPermit(waitingAtMost: .milliseconds(50)) { 2 }
-        while limiter.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(await limiter.withPermit(waitingAtMost: .seconds(5)) { 3 } == nil)
+        async let first: Int? = limiter.withPermit {
+            order.append(1)
+            return 1
+        }
+        while limiter.waiting < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        async let second: Int? = limiter.withPermit {
+            order.append(2)
+            return 2
+        }
+        while limiter.waiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        // The line is full: the next caller is turned away at once; the waiting ones stay.
+        #expect(await limiter.withPermit { 3 } == nil)
+        #expect(limiter.waiting == 2)
         release.yield()
         release.finish()
-        #expect(await holder == 1)
-        #expect(await late == nil)
-        #expect(limiter.running == 0)
-        #expect(await limiter.withPermit(waitingAtMost: .seconds(1)) { 4 } == 4)
+        #expect(await holder == 0)
+        #expect(await first == 1)
+        #expect(await second == 2)
+        #expect(order.values == [1, 2])
+        #expect(limiter.running == 0 && limiter.waiting == 0)
     }
+
+    @Test func aCancelledWaiterLeavesTheLine() async throws {
+        let limiter = ConcurrencyLimiter(limit: 1, maximumWaiting: 8)
+        let (holding, release) = AsyncStream.makeStream(of: Void.self)
+        async let holder: Int? = limiter.withPermit {
+            for await _ in holding { break }
+            return 0
+        }
+        while limiter.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let waiter = Task { await limiter.withPermit { 1 } }
+        while limiter.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+        #expect(limiter.waiting == 0)
+        release.yield()
+        release.finish()
+        #expect(await holder == 0)
+        #expect(limiter.running == 0)
+    }
+}
+
+/// The order in which callers got a permit.
+private final class Order: Sendable {
+    private let recorded = Mutex<[Int]>([])
+    var values: [Int] { self.recorded.withLock { $0 } }
+    func append(_ value: Int) { self.recorded.withLock { $0.append(value) } }
 }

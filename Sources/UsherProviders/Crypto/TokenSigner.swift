@@ -113,8 +113,10 @@ package struct TokenSigner: Sendable {
             case .notRegularFile(let path):
                 "signing key \(path) is not a regular file"
             case .insecurePermissions(let path, let mode):
-                "signing key \(path) has mode \(String(mode & 0o7777, radix: 8)); it must not be accessible "
-                    + "by group or others (chmod 600 \(path))"
+                "UNPROTECTED PRIVATE KEY FILE: signing key \(path) has mode \(String(mode & 0o7777, radix: 8)), "
+                    + "accessible by group or others, so it may have been copied; delete it to have usherd make a new "
+                    + "one (tokens signed with the old one then stop verifying), or run chmod 600 on it if no one can "
+                    + "have read it"
             case .wrongOwner(let path, let owner):
                 "signing key \(path) is owned by uid \(owner), not by the daemon's user (uid \(geteuid()))"
             case .invalidKey(let path):

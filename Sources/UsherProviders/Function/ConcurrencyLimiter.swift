@@ -2,13 +2,14 @@ import Synchronization
 
 /// Lets at most `limit` callers run at once; the others wait in line, first come first served.
 ///
-/// Waiting is bounded twice: at most `maximumWaiting` callers wait (the next one is turned away at once), and a
-/// caller whose `waitingAtMost` has passed when its turn comes is turned away instead of starting late. Whoever holds
-/// a permit finishes within its own time limit, so a turn always comes.
+/// A caller waits as long as its turn takes: whoever holds a permit finishes within its own time limit, so the line
+/// always moves, and the caller at place `n` gets its turn within `ceil(n / limit)` time limits however slow the
+/// machine is. (Turning a waiter away after a fixed time instead refused logins whenever the machine was busy, the
+/// very moment queueing is for.) At most `maximumWaiting` callers wait; the next one is turned away at once. A caller
+/// whose task is cancelled leaves the line at once.
 final class ConcurrencyLimiter: Sendable {
     private struct Waiter {
         var id: UInt64
-        var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -34,21 +35,18 @@ final class ConcurrencyLimiter: Sendable {
     /// The number of callers waiting for one.
     var waiting: Int { self.state.withLock { $0.waiters.count } }
 
-    /// Runs `body` with a permit, or returns nil without running it when no permit came in time (or the task was
-    /// cancelled while waiting).
-    func withPermit<T: Sendable>(
-        waitingAtMost wait: Duration,
-        _ body: () async throws -> T
-    ) async rethrows -> T? {
-        guard await self.acquire(deadline: .now + wait) else { return nil }
+    /// Runs `body` with a permit, or returns nil without running it when the line is full (or the task was cancelled
+    /// while waiting).
+    func withPermit<T: Sendable>(_ body: () async throws -> T) async rethrows -> T? {
+        guard await self.acquire() else { return nil }
         defer { self.release() }
         return try await body()
     }
 
-    private func acquire(deadline: ContinuousClock.Instant) async -> Bool {
+    private func acquire() async -> Bool {
         enum Admission {
             case now
-            case wait(UInt64)
+            case wait
             case refused
         }
         let id = self.state.withLock { state -> UInt64 in
@@ -64,8 +62,8 @@ final class ConcurrencyLimiter: Sendable {
                         return .now
                     }
                     guard state.waiters.count < self.maximumWaiting else { return .refused }
-                    state.waiters.append(Waiter(id: id, deadline: deadline, continuation: continuation))
-                    return .wait(id)
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return .wait
                 }
                 switch admission {
                 case .now: continuation.resume(returning: true)
@@ -82,24 +80,15 @@ final class ConcurrencyLimiter: Sendable {
         }
     }
 
-    /// Hands the permit to the first waiter still in time, turning away those whose time has passed.
+    /// Hands the permit straight to the first waiter (`running` stays the same), or gives it back.
     private func release() {
-        let now = ContinuousClock.now
-        let (late, next) = self.state.withLock { state -> ([Waiter], Waiter?) in
-            var late: [Waiter] = []
-            while !state.waiters.isEmpty {
-                let waiter = state.waiters.removeFirst()
-                if waiter.deadline < now {
-                    late.append(waiter)
-                } else {
-                    // The permit passes straight to it: `running` stays the same.
-                    return (late, waiter)
-                }
+        let next = self.state.withLock { state -> Waiter? in
+            guard !state.waiters.isEmpty else {
+                state.running -= 1
+                return nil
             }
-            state.running -= 1
-            return (late, nil)
+            return state.waiters.removeFirst()
         }
-        for waiter in late { waiter.continuation.resume(returning: false) }
         next?.continuation.resume(returning: true)
     }
 }

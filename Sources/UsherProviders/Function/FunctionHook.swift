@@ -7,13 +7,22 @@ import UsherProtocol
 package struct FunctionHookConfiguration: Sendable, Hashable {
     /// The program and its arguments; the program is an absolute path, run without a shell.
     package var command: [String]
-    /// How long one run may take before it is killed and the login refused; also how long a login waits for a slot.
+    /// How long one run may take before it is killed (with everything it started) and the login refused.
     package var timeoutMilliseconds: Int64 = 5000
-    /// How many runs at once; further logins wait.
+    /// How many runs at once; further logins wait in line.
     package var maximumConcurrent: Int = 4
+    /// The `usherd` executable that supervises each run (`RunSupervisor`): `/proc/self/exe` in the daemon; tests,
+    /// which run inside a test runner, name the built `usherd`.
+    package var supervisor: String
 
-    package init(command: [String], timeoutMilliseconds: Int64 = 5000, maximumConcurrent: Int = 4) {
+    package init(
+        command: [String],
+        supervisor: String,
+        timeoutMilliseconds: Int64 = 5000,
+        maximumConcurrent: Int = 4
+    ) {
         self.command = command
+        self.supervisor = supervisor
         self.timeoutMilliseconds = timeoutMilliseconds
         self.maximumConcurrent = maximumConcurrent
     }
@@ -36,7 +45,7 @@ struct FunctionHook: Sendable {
 
     static let outputLimit = 64 * 1024
     static let errorLimit = 4 * 1024
-    /// Logins waiting for a slot beyond this many are turned away at once.
+    /// Logins waiting for a run beyond this many are turned away at once.
     static let maximumWaiting = 256
 
     let providerName: String
@@ -64,7 +73,7 @@ struct FunctionHook: Sendable {
     /// Runs the command with `payload` and returns its verdict.
     ///
     /// - Throws: `ProviderError.invalidCredentials` for every refusal (the command's own message, or what went
-    ///   wrong with the run), `.unavailable` when no slot frees up in time or the command cannot be started.
+    ///   wrong with the run), `.unavailable` when too many logins wait already or the command cannot be started.
     func decide(payload: [String: JSONValue]) async throws(ProviderError) -> Verdict {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -73,11 +82,13 @@ struct FunctionHook: Sendable {
         }
         let input = Array(encoded) + [UInt8(ascii: "\n")]
         let arguments = self.configuration.command
+        let supervisor = self.configuration.supervisor
         let environment = self.environment
         let timeout = self.timeout
-        let outcome = await self.limiter.withPermit(waitingAtMost: timeout) {
+        let outcome = await self.limiter.withPermit {
             await HookProcess.start(
                 arguments: arguments,
+                supervisor: supervisor,
                 environment: environment,
                 input: input,
                 timeout: timeout,
@@ -86,8 +97,9 @@ struct FunctionHook: Sendable {
             )
         }
         guard let outcome else {
+            if Task.isCancelled { throw .unavailable("the login was cancelled") }
             self.logger.warning(
-                "authentication function busy: no slot within the timeout",
+                "authentication function busy: \(Self.maximumWaiting) logins wait for it already",
                 metadata: ["provider": "\(self.providerName)", "function.max_concurrent": "\(self.limiter.limit)"]
             )
             throw .unavailable("the authentication function is busy; try again later")

@@ -1,5 +1,6 @@
-import Foundation
-import Synchronization
+import Dispatch
+import Subprocess
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -10,13 +11,17 @@ import Musl
 /// One run of an external command with bounded time and output: the engine under the local provider's custom
 /// authentication function.
 ///
-/// The command is started with `posix_spawn` (no shell), in a process group of its own, with exactly the
-/// environment given, `/` as its working directory, default signal dispositions, an empty signal mask, and no
-/// descriptors of the daemon but its three standard streams. Standard input is a socket pair (so that writing to a
-/// command that exits without reading raises no `SIGPIPE` in the daemon); output and errors are pipes.
+/// swift-subprocess starts the run's supervisor (`RunSupervisor`: usherd itself in a hidden mode, in a process group
+/// of its own, with exactly the environment given, `/` as its directory and no descriptor of the daemon's but the
+/// three pipes: it closes the others in the child, without the race of listing `/proc/self/fd`), and the supervisor
+/// starts the command. Standard input carries `input`; standard output and error are read as they come.
 ///
-/// `run` blocks its thread while the command runs (a `poll` loop) and must therefore be called on a thread of its
-/// own, never on an event loop or the cooperative pool: `HookProcess.start` does that.
+/// A run ends in one of three ways, and in each the supervisor kills every process the command started, wherever it
+/// went (`setsid` included), before it exits: the command exits; the time limit passes or the output grows past its
+/// limit; or the calling task is cancelled. The last two send SIGTERM to the supervisor at once, from whichever thread
+/// notices (`RunControl`); swift-subprocess's teardown follows up with SIGKILL if the supervisor has not gone within
+/// `supervisorGrace`. The run returns only once the supervisor has exited, and the supervisor exits only once it has
+/// reaped every process of the run.
 enum HookProcess {
     /// How a run ended.
     enum Ending: Sendable, Equatable {
@@ -24,13 +29,13 @@ enum HookProcess {
         case exited(Int32)
         /// The command was killed by this signal (it crashed, or someone killed it).
         case signaled(Int32)
-        /// The time limit passed; the process group was killed.
+        /// The time limit passed; the run was killed.
         case timedOut
-        /// Standard output grew past the limit; the process group was killed.
+        /// Standard output grew past the limit; the run was killed.
         case outputTooLarge
-        /// The run was cancelled (the request went away); the process group was killed.
+        /// The run was cancelled (the request went away); the run was killed.
         case cancelled
-        /// `posix_spawn` failed with this errno (no such file, not executable...).
+        /// The command or its supervisor could not be started (this errno: no such file, not executable...).
         case notStarted(Int32)
     }
 
@@ -41,291 +46,148 @@ enum HookProcess {
         var errors: [UInt8]
     }
 
-    /// A flag the run polls, so that a cancelled request stops the command promptly.
-    final class Cancellation: Sendable {
-        private let flag = Atomic<Bool>(false)
-        func cancel() { self.flag.store(true, ordering: .releasing) }
-        var isCancelled: Bool { self.flag.load(ordering: .acquiring) }
-    }
+    /// How long the supervisor may take to kill a run and exit after SIGTERM before it is killed itself. It needs
+    /// milliseconds; only a process stuck in the kernel (uninterruptible sleep) can hold it up.
+    static let supervisorGrace: Duration = .seconds(10)
 
-    /// Runs the command on a new thread and returns when it has ended; cancelling the task kills it.
+    /// Runs `arguments` (an absolute path and its arguments) under a supervisor and returns when the run has ended.
+    ///
+    /// - Parameter supervisor: the `usherd` executable that provides the supervisor (`/proc/self/exe` in the daemon).
     static func start(
         arguments: [String],
+        supervisor: String,
         environment: [String: String],
         input: [UInt8],
         timeout: Duration,
         outputLimit: Int,
         errorLimit: Int
     ) async -> Outcome {
-        let cancellation = Cancellation()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                // A thread per run, not a Dispatch queue: the run blocks for up to `timeout`, and the number of runs
-                // at once is bounded by the caller (`max_concurrent`).
-                let thread = Thread {
-                    continuation.resume(
-                        returning: Self.run(
-                            arguments: arguments,
-                            environment: environment,
-                            input: input,
-                            timeout: timeout,
-                            outputLimit: outputLimit,
-                            errorLimit: errorLimit,
-                            cancellation: cancellation
-                        )
-                    )
-                }
-                thread.name = "usher-function"
-                thread.start()
-            }
-        } onCancel: {
-            cancellation.cancel()
-        }
-    }
-
-    /// Runs the command to its end on the calling thread. See the type's documentation.
-    static func run(
-        arguments: [String],
-        environment: [String: String],
-        input: [UInt8],
-        timeout: Duration,
-        outputLimit: Int,
-        errorLimit: Int,
-        cancellation: Cancellation
-    ) -> Outcome {
-        let deadline = ContinuousClock.now + timeout
         guard let executable = arguments.first else {
             return Outcome(ending: .notStarted(ENOENT), output: [], errors: [])
         }
-
-        // Our ends are close-on-exec and non-blocking; the child's ends become its 0, 1 and 2 (dup2 clears
-        // close-on-exec on the copies).
-        var inputPair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &inputPair) == 0
-        else { return Outcome(ending: .notStarted(errno), output: [], errors: []) }
-        var outputPipe: [Int32] = [-1, -1]
-        var errorPipe: [Int32] = [-1, -1]
-        guard pipe(&outputPipe) == 0 else {
-            let error = errno
-            for fd in inputPair { _ = close(fd) }
-            return Outcome(ending: .notStarted(error), output: [], errors: [])
+        // The supervisor would report these only as status 127; found here, they get their own message.
+        if let problem = Self.problemStarting(executable) {
+            return Outcome(ending: .notStarted(problem), output: [], errors: [])
         }
-        guard pipe(&errorPipe) == 0 else {
-            let error = errno
-            for fd in inputPair + outputPipe { _ = close(fd) }
-            return Outcome(ending: .notStarted(error), output: [], errors: [])
-        }
-        // (pipe2 with O_CLOEXEC is not in Swift's Glibc module. The short window before these calls does not
-        // matter: every command started here closes all descriptors from 3 up.)
-        for fd in outputPipe + errorPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-
-        let spawned = Self.spawn(
-            executable: executable,
-            arguments: arguments,
-            environment: environment,
-            stdin: inputPair[1],
-            stdout: outputPipe[1],
-            stderr: errorPipe[1]
-        )
-        _ = close(inputPair[1])
-        _ = close(outputPipe[1])
-        _ = close(errorPipe[1])
-        var inputFD: Int32 = inputPair[0]
-        var outputFD: Int32 = outputPipe[0]
-        var errorFD: Int32 = errorPipe[0]
-        defer {
-            for fd in [inputFD, outputFD, errorFD] where fd >= 0 { _ = close(fd) }
-        }
-        let pid: pid_t
-        switch spawned {
-        case .failure(let error):
-            return Outcome(ending: .notStarted(error.code), output: [], errors: [])
-        case .success(let value):
-            pid = value
-        }
-        for fd in [inputFD, outputFD, errorFD] {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-
-        var output: [UInt8] = []
-        var errors: [UInt8] = []
-        var written = 0
-        // Whether the command has exited. It is detected without reaping it (WNOWAIT): until it is reaped its process
-        // ID cannot be reused, so killing its group afterwards can never hit an unrelated process.
-        var exited = false
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-
-        /// Kills the whole group (the command and anything it started), reaps the command, and ends the run.
-        func killed(_ ending: Ending) -> Outcome {
-            _ = kill(-pid, SIGKILL)
-            _ = Self.reap(pid)
-            return Outcome(ending: ending, output: output, errors: errors)
-        }
-
-        if input.isEmpty {
-            _ = close(inputFD)
-            inputFD = -1
-        }
-        while true {
-            if cancellation.isCancelled { return killed(.cancelled) }
-            if !exited { exited = Self.hasExited(pid) }
-            if exited && outputFD < 0 && errorFD < 0 { break }
-            let remaining = deadline - ContinuousClock.now
-            if remaining <= .zero { return killed(.timedOut) }
-
-            var descriptors: [pollfd] = []
-            if inputFD >= 0 { descriptors.append(pollfd(fd: inputFD, events: Int16(POLLOUT), revents: 0)) }
-            if outputFD >= 0 { descriptors.append(pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0)) }
-            if errorFD >= 0 { descriptors.append(pollfd(fd: errorFD, events: Int16(POLLIN), revents: 0)) }
-            // Once the command has exited, take what is already in the pipes and stop: a background process it left
-            // behind may hold them open for ever. Until then, wake at least every 50 ms to notice the exit, the
-            // deadline and cancellation.
-            let (seconds, attoseconds) = remaining.components
-            let remainingMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
-            let wait = exited ? 0 : Int32(min(50, remainingMilliseconds))
-            let ready = poll(&descriptors, nfds_t(descriptors.count), wait)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return killed(.timedOut)
-            }
-            if ready == 0 {
-                if exited { break }
-                continue
-            }
-            for descriptor in descriptors where descriptor.revents != 0 {
-                if descriptor.fd == inputFD {
-                    let count = input[written...].withUnsafeBytes { bytes in
-                        send(inputFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-                    }
-                    if count > 0 { written += count }
-                    // The command closed its input early (or the write failed): it has all it will read.
-                    if count < 0 && errno != EAGAIN && errno != EINTR || written == input.count {
-                        _ = close(inputFD)
-                        inputFD = -1
-                    }
-                } else if descriptor.fd == outputFD {
-                    let count = buffer.withUnsafeMutableBytes { read(outputFD, $0.baseAddress, $0.count) }
-                    if count > 0 {
-                        output.append(contentsOf: buffer[..<count])
-                        if output.count > outputLimit { return killed(.outputTooLarge) }
-                    } else if count == 0 || errno != EAGAIN && errno != EINTR {
-                        _ = close(outputFD)
-                        outputFD = -1
-                    }
-                } else if descriptor.fd == errorFD {
-                    let count = buffer.withUnsafeMutableBytes { read(errorFD, $0.baseAddress, $0.count) }
-                    if count > 0 {
-                        // Kept up to the limit, the rest read and dropped so the command never blocks on it.
-                        errors.append(contentsOf: buffer[..<min(count, max(0, errorLimit - errors.count))])
-                    } else if count == 0 || errno != EAGAIN && errno != EINTR {
-                        _ = close(errorFD)
-                        errorFD = -1
-                    }
+        Self.ignoreBrokenPipes
+        var options = PlatformOptions()
+        // Its own process group: a Ctrl-C meant for a usherd in a terminal does not reach the run.
+        options.processGroupID = 0
+        // After our own SIGTERM on cancellation, swift-subprocess's teardown: SIGTERM again, then SIGKILL if the
+        // supervisor has not gone within the grace period.
+        options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: Self.supervisorGrace)]
+        var variables: [Environment.Key: String] = [:]
+        for (name, value) in environment { variables[Environment.Key(stringLiteral: name)] = value }
+        let control = RunControl()
+        // The deadline is kept by a Dispatch timer, not a task: it fires on time however busy the cooperative pool.
+        let deadline = DispatchWorkItem { control.stop(.timedOut, unlessExited: true) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Self.nanoseconds(timeout)), execute: deadline)
+        defer { deadline.cancel() }
+        do {
+            let result = try await withTaskCancellationHandler {
+                try await Subprocess.run(
+                    .path(FilePath(supervisor)),
+                    arguments: Arguments(
+                        executablePathOverride: "usherd",
+                        remainingValues: [RunSupervisor.subcommand, "--parent", "\(getpid())", "--"] + arguments
+                    ),
+                    environment: .custom(variables),
+                    workingDirectory: "/",
+                    platformOptions: options,
+                    // Written by `read`, not as `.array(input)`: swift-subprocess 1.0.2 leaves an array input's pipe
+                    // unclosed (a fatal error in its descriptor's deinit) when the process exits before the writing
+                    // task has finished. With `.inputWriter` it closes the pipe itself when the body returns.
+                    input: .inputWriter,
+                    output: .sequence,
+                    error: .sequence
+                ) { execution in
+                    control.attach(execution.processIdentifier.value)
+                    defer { control.finish() }
+                    return await Self.exchange(
+                        execution,
+                        input: input,
+                        control: control,
+                        outputLimit: outputLimit,
+                        errorLimit: errorLimit
+                    )
                 }
+            } onCancel: {
+                // On the cancelling thread, at once.
+                control.stop(.cancelled)
             }
-        }
-        // Anything the command left running in its group goes with it.
-        _ = kill(-pid, SIGKILL)
-        let status = Self.reap(pid)
-        let signal = status & 0x7F
-        let ending: Ending = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
-        return Outcome(ending: ending, output: output, errors: errors)
-    }
-
-    /// Reaps `pid`, which has exited or has just been sent SIGKILL (so this is short), and returns its wait status.
-    private static func reap(_ pid: pid_t) -> Int32 {
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-        return raw
-    }
-
-    /// Whether `pid` has exited, leaving it waitable.
-    private static func hasExited(_ pid: pid_t) -> Bool {
-        var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return false }
-        // With WNOHANG and nothing to report, the zeroed structure stays zeroed.
-        return info.si_signo == SIGCHLD
-    }
-
-    private struct SpawnError: Error {
-        var code: Int32
-    }
-
-    private static func spawn(
-        executable: String,
-        arguments: [String],
-        environment: [String: String],
-        stdin: Int32,
-        stdout: Int32,
-        stderr: Int32
-    ) -> Result<pid_t, SpawnError> {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        Self.addCloseDescriptorsFrom3(&actions)
-        if let addChdir = SpawnExtensions.addChdir {
-            _ = "/".withCString { addChdir(&actions, $0) }
-        }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        // The daemon ignores or handles some signals (SIGPIPE, SIGTERM, SIGHUP...); the command starts clean.
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        // Its own process group, so that a timeout kills whatever it started too.
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(
-            &attributes,
-            Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)
-        )
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv + envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else { return .failure(SpawnError(code: result)) }
-        return .success(pid)
-    }
-
-    /// Makes the child close every descriptor from 3 up: the daemon's sockets and database must not leak into it,
-    /// whether or not whoever opened them asked for close-on-exec.
-    private static func addCloseDescriptorsFrom3(_ actions: inout posix_spawn_file_actions_t) {
-        if let closeFrom = SpawnExtensions.addCloseFrom {
-            _ = closeFrom(&actions, 3)
-            return
-        }
-        // Without posix_spawn_file_actions_addclosefrom_np (glibc before 2.34): close what is open now.
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for fd in open.compactMap({ Int32($0) }) where fd > 2 {
-            posix_spawn_file_actions_addclose(&actions, fd)
+            let ending: Ending
+            switch (control.reason, result.terminationStatus) {
+            case (let reason?, _): ending = reason
+            case (nil, .exited(let code)): ending = .exited(code)
+            case (nil, .signaled(let signal)): ending = .signaled(signal)
+            }
+            return Outcome(ending: ending, output: result.closureResult.output, errors: result.closureResult.errors)
+        } catch {
+            let code = (error as? SubprocessError)?.underlyingError?.rawValue ?? EIO
+            return Outcome(ending: control.reason ?? .notStarted(code), output: [], errors: [])
         }
     }
-}
 
-/// glibc's posix_spawn extensions, looked up at run time: Swift's Glibc module does not declare them (they need
-/// `_GNU_SOURCE`), and older C libraries do not have them.
-private enum SpawnExtensions {
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    typealias AddChdir =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) ->
-        Int32
-
-    static let addCloseFrom: AddCloseFrom? = Self.symbol("posix_spawn_file_actions_addclosefrom_np")
-    static let addChdir: AddChdir? = Self.symbol("posix_spawn_file_actions_addchdir_np")
-
-    private static func symbol<T>(_ name: String) -> T? {
-        guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
-        return unsafeBitCast(address, to: T.self)
+    /// Writes `input` to the run and reads its output and error streams to their end, which comes when the supervisor
+    /// has exited (it holds them open itself until then); stops the run when the output grows past its limit.
+    private static func exchange(
+        _ execution: Execution<CustomWriteInput, SequenceOutput, SequenceOutput>,
+        input: [UInt8],
+        control: RunControl,
+        outputLimit: Int,
+        errorLimit: Int
+    ) async -> (output: [UInt8], errors: [UInt8]) {
+        async let written: Void = {
+            // A command that exits without reading it all makes the write fail (EPIPE): that is its business.
+            _ = try? await execution.standardInputWriter.write(input)
+            try? await execution.standardInputWriter.finish()
+        }()
+        async let errors = Self.collect(execution.standardError, keeping: errorLimit)
+        var output: [UInt8] = []
+        do {
+            for try await buffer in execution.standardOutput where output.count <= outputLimit {
+                buffer.withUnsafeBytes { output.append(contentsOf: $0) }
+                // What the command still writes is read and dropped until the supervisor is gone.
+                if output.count > outputLimit { control.stop(.outputTooLarge) }
+            }
+        } catch {
+            // Reading ends early only when the run is torn down; keep what was read.
+        }
+        await written
+        return (output, await errors)
     }
+
+    private static func nanoseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    }
+
+    /// Reads `stream` to its end, keeping its first `limit` bytes: the rest is read and dropped so that the command
+    /// never blocks on a full pipe.
+    private static func collect(_ stream: SubprocessOutputSequence, keeping limit: Int) async -> [UInt8] {
+        var kept: [UInt8] = []
+        do {
+            for try await buffer in stream where kept.count < limit {
+                buffer.withUnsafeBytes { kept.append(contentsOf: $0.prefix(limit - kept.count)) }
+            }
+        } catch {
+            // Torn down: keep what was read.
+        }
+        return kept
+    }
+
+    /// Why `executable` cannot be started (an errno), or nil when it looks startable.
+    private static func problemStarting(_ executable: String) -> Int32? {
+        guard executable.hasPrefix("/") else { return ENOENT }
+        var info = stat()
+        guard stat(executable, &info) == 0 else { return errno }
+        guard info.st_mode & S_IFMT == S_IFREG else { return EACCES }
+        return access(executable, X_OK) == 0 ? nil : errno
+    }
+
+    /// Writing a payload to a command that exits without reading it must fail with EPIPE, not kill the daemon with
+    /// SIGPIPE (SwiftNIO ignores SIGPIPE too, once it has made a socket). Commands start with the default action.
+    private static let ignoreBrokenPipes: Void = {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }()
 }
