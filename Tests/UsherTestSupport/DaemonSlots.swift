@@ -11,7 +11,7 @@ import Foundation
 /// machine, not a correctness condition, and oversubscribing for a moment is always safe.
 package actor DaemonSlots {
     package static let shared = DaemonSlots(
-        capacity: max(2, ProcessInfo.processInfo.activeProcessorCount),
+        capacity: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount),
         overflowAfter: .seconds(20)
     )
 
