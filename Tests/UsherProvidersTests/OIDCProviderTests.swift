@@ -13,7 +13,9 @@ struct OIDCProviderTests {
     static let password: [String: JSONValue] = ["type": "password", "username": "ada", "password": "hunter2"]
 
     static func userinfo(_ fields: [String: JSONValue] = [:]) -> ScriptedHTTPServer.Reply {
-        var body: [String: JSONValue] = ["sub": "user-1", "email": "ada@example.com", "preferred_username": "ada"]
+        var body: [String: JSONValue] = [
+            "sub": "user-1", "email": "ada@example.com", "email_verified": true, "preferred_username": "ada",
+        ]
         body.merge(fields) { _, new in new }
         return .json(200, TestJWT.json(body))
     }

@@ -738,11 +738,19 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
         return Authentication(
             subject: subject,
             kind: kind,
-            email: claims["email"]?.stringValue,
+            email: Self.verifiedEmail(claims),
             name: claims["name"]?.stringValue ?? claims["preferred_username"]?.stringValue,
             tokens: response.tokenSet(now: self.clock.now()),
             providerData: nil
         )
+    }
+
+    /// The `email` claim, only when `email_verified` is JSON `true` (OpenID Connect Core §5.1). `"true"`, `1`, a
+    /// missing claim or anything else leaves the user without an email: an address nobody proved to own must not
+    /// label the user.
+    static func verifiedEmail(_ claims: [String: JSONValue]) -> String? {
+        guard case .bool(true)? = claims["email_verified"] else { return nil }
+        return claims["email"]?.stringValue
     }
 
     private func verifiedIDToken(

@@ -114,7 +114,8 @@ final class OIDCFixture: Sendable {
         let now = self.clock.now().millisecondsSinceEpoch / 1000
         var claims: [String: JSONValue] = [
             "iss": .string(self.issuer), "sub": .string(subject), "aud": "usher", "iat": .int(now),
-            "exp": .int(now + 300), "email": "ada@example.com", "name": "Ada Lovelace",
+            "exp": .int(now + 300), "email": "ada@example.com", "email_verified": true,
+            "name": "Ada Lovelace",
         ]
         if let nonce { claims["nonce"] = .string(nonce) }
         for (key, value) in changes {
