@@ -5,7 +5,7 @@ import UsherTestSupport
 
 @testable import UsherProviders
 
-/// Which email the OpenID Connect provider takes.
+/// Which email the OpenID Connect provider takes, and which grants it uses.
 extension OIDCProviderTests {
     // MARK: - email_verified
 
@@ -37,6 +37,43 @@ extension OIDCProviderTests {
             fixture.server.handle("/userinfo") { _ in .json(200, userinfo) }
             let fromUserinfo = try await provider.authenticate(credentials: Self.password)
             #expect(fromUserinfo.email == (verifies ? "ada@example.com" : nil), "userinfo, email_verified \(label)")
+        }
+    }
+
+    // MARK: - grant_types
+
+    @Test func configuredGrantTypesOverrideDiscovery() async throws {
+        try await OIDCFixture.with { fixture in
+            // A provider whose discovery lists only the authorization code grant, but whose token endpoint takes the
+            // password grant.
+            fixture.serveDiscovery(["grant_types_supported": ["authorization_code"]])
+            fixture.server.handle("/token") { request in
+                request.form["grant_type"] == "password"
+                    ? OIDCFixture.tokens(idToken: try? fixture.idToken())
+                    : .json(400, #"{"error":"unsupported_grant_type"}"#)
+            }
+            fixture.server.handle("/userinfo") { _ in Self.userinfo() }
+
+            // Trusting discovery: refused without a request to the token endpoint, as before.
+            let trusting = fixture.provider()
+            guard
+                case .unsupportedCredentials(let message)? = await Self.providerError({
+                    try await trusting.authenticate(credentials: Self.password)
+                })
+            else {
+                Issue.record("the password grant is not in discovery: refused")
+                return
+            }
+            #expect(message.contains("password"))
+            #expect(fixture.server.requests(to: "/token").isEmpty)
+            #expect(trusting.credentialTypes == ["authorization_code"])
+
+            // grant_types = ["password"]: the login goes to the token endpoint, and listings follow the setting.
+            let configured = fixture.provider(grantTypes: ["password"])
+            let authentication = try await configured.authenticate(credentials: Self.password)
+            #expect(authentication.subject == "user-1")
+            #expect(fixture.server.requests(to: "/token").map { $0.form["grant_type"] } == ["password"])
+            #expect(configured.credentialTypes == ["password"])
         }
     }
 }

@@ -123,23 +123,31 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
             if let methods = metadata.codeChallengeMethods, !methods.contains("S256") {
                 return "does not support PKCE with S256"
             }
-            return metadata.supports(grant: "authorization_code")
+            return self.supports(grant: "authorization_code", metadata)
                 ? nil : "does not support the authorization code grant"
         case Kind.deviceCode:
             if metadata.deviceAuthorizationEndpoint == nil { return "publishes no device_authorization_endpoint" }
-            return metadata.supports(grant: OIDCMetadata.deviceCodeGrant) ? nil : "does not support the device flow"
+            return self.supports(grant: OIDCMetadata.deviceCodeGrant, metadata)
+                ? nil : "does not support the device flow"
         case Kind.password:
-            return metadata.supports(grant: "password") ? nil : "does not support the password grant"
+            return self.supports(grant: "password", metadata) ? nil : "does not support the password grant"
         case Kind.clientCredentials:
             guard self.configuration.clientSecret != nil else {
                 return "needs a confidential client (client_secret_file)"
             }
-            return metadata.supports(grant: "client_credentials") ? nil : "does not support client credentials"
+            return self.supports(grant: "client_credentials", metadata) ? nil : "does not support client credentials"
         case Kind.tokenExchange:
-            return metadata.supports(grant: OIDCMetadata.tokenExchangeGrant) ? nil : "does not support token exchange"
+            return self.supports(grant: OIDCMetadata.tokenExchangeGrant, metadata)
+                ? nil : "does not support token exchange"
         default:
             return "has no credential type \"\(OIDCHTTP.Response.printable(kind, limit: 40))\""
         }
+    }
+
+    /// Whether the provider takes `grant`: the configured `grant_types` when set (some providers list fewer grants in
+    /// discovery than their token endpoint accepts), else discovery's `grant_types_supported`.
+    private func supports(grant: String, _ metadata: OIDCMetadata) -> Bool {
+        self.configuration.grantTypes?.contains(grant) ?? metadata.supports(grant: grant)
     }
 
     private func requireSupport(of kind: String) async throws(ProviderError) -> Discovered {
