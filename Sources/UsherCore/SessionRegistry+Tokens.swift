@@ -1,6 +1,13 @@
+import Logging
 import UsherProtocol
 
 /// Tokens: handing them out, refreshing them (single flight, backoff, revocation).
+///
+/// A refresh is one atomic change: the provider's answer (and its pending write, such as the local provider's grant
+/// rotation) is committed in the same transaction as the user's new tokens, and the old refresh token stays stored
+/// until then. When that commit fails after the provider answered (disk full, I/O error), the answer is kept in memory
+/// and storing it is retried: never refreshing again with the refresh token the answer replaced, which a rotating
+/// provider would refuse.
 extension SessionRegistry {
     /// The in-memory refresh state of a logged-in user (not persisted: rebuilt from expiries at start).
     struct TokenStatus {
@@ -9,7 +16,33 @@ extension SessionRegistry {
         var retryAt: Timestamp?
         var lastError: ErrorCode?
         var nextRefreshAt: Timestamp?
+        /// A refresh the provider answered that could not be stored yet: stored at the next attempt instead of
+        /// asking the provider again. Its tokens are never handed out before they are durable.
+        var unstored: RefreshedSession?
     }
+
+    /// Every session of a user to revoke when it ends: the stored one, and a refreshed one not yet stored (whose
+    /// refresh token a rotating provider considers the live one).
+    func revocableSessions(of user: User) -> [(provider: String, session: ProviderSession)] {
+        var sessions: [(provider: String, session: ProviderSession)] = []
+        if let session = user.session { sessions.append((user.provider, session)) }
+        if let unstored = self.tokenStatus[user.id]?.unstored {
+            sessions.append(
+                (
+                    user.provider,
+                    ProviderSession(
+                        userID: user.id,
+                        subject: user.subject,
+                        tokens: unstored.tokens,
+                        providerData: unstored.providerData ?? user.providerData
+                    )
+                )
+            )
+        }
+        return sessions
+    }
+
+    // MARK: - Requests
 
     /// A valid access token for the user: returned at once when it stays valid for `min(minValid, L − 1 s)`, else
     /// refreshed first.
@@ -28,11 +61,12 @@ extension SessionRegistry {
             }
             do {
                 tokens = try await self.refreshTokens(of: user.id)
-            } catch ProviderError.unavailable(let message) {
-                // The user stays logged in; the stored token is still good if it has not expired.
-                guard let stored = self.users[user.id]?.tokens, stored.expiresAt > self.clock.now() else {
-                    throw ProviderError.unavailable(message)
-                }
+            } catch {
+                // The user stays logged in through a transient failure or tokens that could not be stored; the stored
+                // token is still good if it has not expired. (State may have changed across the await: read it again.)
+                guard !(error is SessionError), let current = self.users[user.id], current.state == .loggedIn,
+                    let stored = current.tokens, stored.expiresAt > self.clock.now()
+                else { throw error }
                 tokens = stored
             }
         }
@@ -57,7 +91,7 @@ extension SessionRegistry {
     }
 
     /// Called by the scheduler when a user's deadline comes: the refresh token's own expiry ends the session without
-    /// a network call; otherwise the access token is refreshed.
+    /// a network call; otherwise the access token is refreshed (or a refresh that could not be stored is stored).
     package func deadlineReached(for userID: String) async {
         guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else { return }
         let now = self.clock.now()
@@ -94,6 +128,8 @@ extension SessionRegistry {
         }
     }
 
+    // MARK: - Refresh
+
     /// Refreshes a user's tokens. Concurrent callers for the same user share one provider call (single flight).
     private func refreshTokens(of userID: String) async throws -> TokenSet {
         if self.refreshWaiters[userID] != nil {
@@ -111,11 +147,25 @@ extension SessionRegistry {
     }
 
     private func performRefresh(of userID: String) async throws -> TokenSet {
-        guard let user = self.users[userID], user.state == .loggedIn, let session = user.session else {
+        guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else {
             throw SessionError.userLoggedOut(userID)
         }
-        guard session.tokens.refreshToken != nil else {
+        guard tokens.refreshToken != nil else {
             throw ProviderError.unsupportedCredentials("the session of \(userID) cannot be refreshed")
+        }
+        if let unstored = self.tokenStatus[userID]?.unstored, let session = user.session {
+            // The provider answered an earlier refresh that could not be stored: store that answer now. Refreshing
+            // with the old refresh token instead would be refused by a provider that rotated it.
+            let stored = try await self.commitRefresh(unstored, of: userID, replacing: session, provider: user.provider)
+            // Done, unless that answer is so old that its own access token is already due for a refresh.
+            guard let current = self.users[userID],
+                let deadline = self.nextDeadline(for: current, now: self.clock.now()),
+                deadline <= self.clock.now()
+            else { return stored }
+        }
+        // Suspension above: read the user again.
+        guard let user = self.users[userID], user.state == .loggedIn, let session = user.session else {
+            throw SessionError.userLoggedOut(userID)
         }
         guard let provider = self.providers[user.provider] else {
             throw ProviderError.unavailable("provider \(user.provider) is not configured")
@@ -123,23 +173,13 @@ extension SessionRegistry {
         self.tokenStatus[userID, default: TokenStatus()].refreshing = true
         defer { self.tokenStatus[userID]?.refreshing = false }
 
-        let refreshed: RefreshedSession
+        var refreshed: RefreshedSession
         do {
-            // Suspension: the user may log out, be removed or log in again meanwhile; checked below.
+            // Suspension: the user may log out, be removed or log in again meanwhile; checked when committing.
             refreshed = try await provider.refresh(session)
         } catch ProviderError.sessionRevoked(let message) {
             self.refreshesFailed += 1
-            try await self.mutate { draft in
-                guard let current = self.users[userID], current.state == .loggedIn,
-                    current.tokens?.refreshToken == session.tokens.refreshToken
-                else { return }
-                self.endSession(of: current, reason: .sessionRevoked, in: &draft)
-                draft.revocations = []
-            }
-            self.logger.notice(
-                "session revoked by provider",
-                metadata: ["user.id": "\(userID)", "reason": "\(message)"]
-            )
+            try await self.endRevokedSession(of: userID, refreshToken: session.tokens.refreshToken, reason: message)
             throw SessionError.userLoggedOut(userID)
         } catch ProviderError.unavailable(let message) {
             self.refreshesFailed += 1
@@ -152,38 +192,60 @@ extension SessionRegistry {
             throw error
         }
         self.refreshesSucceeded += 1
+        // A provider that does not rotate keeps the old refresh token and its expiry.
+        if refreshed.tokens.refreshToken == nil {
+            refreshed.tokens.refreshToken = session.tokens.refreshToken
+            refreshed.tokens.refreshExpiresAt = refreshed.tokens.refreshExpiresAt ?? session.tokens.refreshExpiresAt
+        }
+        return try await self.commitRefresh(refreshed, of: userID, replacing: session, provider: user.provider)
+    }
 
+    /// Stores a refresh's answer (with its pending write) in one transaction, replacing `session`, and announces it.
+    ///
+    /// When the commit fails, the answer is kept in `TokenStatus.unstored` and storing it retried with backoff; when
+    /// the store refuses the provider's pending write (its grant is gone), the session is over.
+    private func commitRefresh(
+        _ refreshed: RefreshedSession,
+        of userID: String,
+        replacing session: ProviderSession,
+        provider: String
+    ) async throws -> TokenSet {
         let applied: Bool
         do {
             (applied, _) = try await self.mutate { draft -> Bool in
-                guard var current = self.users[userID], current.state == .loggedIn,
-                    current.tokens?.refreshToken == session.tokens.refreshToken
-                else { return false }
-                var tokens = refreshed.tokens
-                // A provider that does not rotate keeps the old refresh token and its expiry.
-                if tokens.refreshToken == nil {
-                    tokens.refreshToken = session.tokens.refreshToken
-                    tokens.refreshExpiresAt = tokens.refreshExpiresAt ?? session.tokens.refreshExpiresAt
-                }
-                current.tokens = tokens
+                guard var current = self.currentUser(userID, holding: session) else { return false }
+                current.tokens = refreshed.tokens
                 current.providerData = refreshed.providerData ?? current.providerData
                 draft.saved[userID] = current
+                draft.pendingWrites = refreshed.pendingWrite.map { [$0] } ?? []
                 return true
             }
+        } catch ProviderError.sessionRevoked(let message) {
+            try await self.endRevokedSession(of: userID, refreshToken: session.tokens.refreshToken, reason: message)
+            throw SessionError.userLoggedOut(userID)
         } catch {
-            // The provider answered but the new tokens could not be stored: keep the user's timer going.
+            // The provider answered but the answer is not durable. Keep it to store again (the old tokens stay
+            // stored meanwhile, and a crash now retries the old refresh token after the restart).
+            if self.currentUser(userID, holding: session) != nil {
+                self.tokenStatus[userID, default: TokenStatus()].unstored = refreshed
+            }
             self.logger.error(
-                "could not store refreshed tokens",
+                "could not store refreshed tokens; keeping them to store again",
                 metadata: ["user.id": "\(userID)", "error": "\(error)"]
             )
-            await self.scheduleRetry(of: userID, session: session, code: .internal, message: "could not store tokens")
+            await self.scheduleRetry(
+                of: userID,
+                session: session,
+                code: .internal,
+                message: "the refreshed tokens could not be stored"
+            )
             throw error
         }
         guard applied, let tokens = self.users[userID]?.tokens else {
             // Late result for a session that no longer exists: discard it, and revoke what the provider just issued.
             _ = await self.revoke([
                 (
-                    user.provider,
+                    provider,
                     ProviderSession(
                         userID: userID,
                         subject: session.subject,
@@ -194,9 +256,6 @@ extension SessionRegistry {
             ])
             throw SessionError.userLoggedOut(userID)
         }
-        self.tokenStatus[userID]?.failures = 0
-        self.tokenStatus[userID]?.retryAt = nil
-        self.tokenStatus[userID]?.lastError = nil
         self.events.publish([
             Event(generation: self.generation, .tokenRefreshed(userID: userID, accessTokenExpiresAt: tokens.expiresAt))
         ])
@@ -204,6 +263,30 @@ extension SessionRegistry {
         return tokens
     }
 
+    /// The user, if still logged in with the session that `session` is (the same refresh token): a change computed
+    /// for that session must not apply to a newer one, or to a user who logged out meanwhile.
+    private func currentUser(_ userID: String, holding session: ProviderSession) -> User? {
+        guard let user = self.users[userID], user.state == .loggedIn,
+            user.tokens?.refreshToken == session.tokens.refreshToken
+        else { return nil }
+        return user
+    }
+
+    /// Logs out a user whose refresh token the provider (or the store, for the local provider's grant) no longer
+    /// accepts, unless the session changed meanwhile.
+    private func endRevokedSession(of userID: String, refreshToken: String?, reason: String) async throws {
+        try await self.mutate { draft in
+            guard let current = self.users[userID], current.state == .loggedIn,
+                current.tokens?.refreshToken == refreshToken
+            else { return }
+            self.endSession(of: current, reason: .sessionRevoked, in: &draft)
+            draft.revocations = []
+        }
+        self.logger.notice("session revoked by provider", metadata: ["user.id": "\(userID)", "reason": "\(reason)"])
+    }
+
+    /// Schedules the next attempt after a failure with exponential backoff, announces it with `refresh_failed`, and
+    /// logs it: at error level when only an operator can fix it (the database fails), else as a warning.
     private func scheduleRetry(of userID: String, session: ProviderSession, code: ErrorCode, message: String) async {
         guard let current = self.users[userID], current.state == .loggedIn,
             current.tokens?.refreshToken == session.tokens.refreshToken
@@ -227,9 +310,15 @@ extension SessionRegistry {
                 .refreshFailed(userID: userID, code: code, message: message, retryAt: retryAt)
             )
         ])
-        self.logger.warning(
-            "token refresh failed, will retry",
-            metadata: ["user.id": "\(userID)", "error.code": "\(code)", "retry_at": "\(retryAt)"]
-        )
+        let metadata: [String: Logger.MetadataValue] = [
+            "user.id": "\(userID)", "provider": "\(current.provider)", "error.code": "\(code)",
+            "retry_at": "\(retryAt)",
+        ]
+        switch code {
+        case .internal:
+            self.logger.error("refreshed tokens not stored yet, will retry storing them", metadata: metadata)
+        default:
+            self.logger.warning("token refresh failed, will retry", metadata: metadata)
+        }
     }
 }

@@ -249,6 +249,8 @@ package actor SessionRegistry {
         var newlyActive: String?
         /// Sessions to revoke at their provider once the change is durable.
         var revocations: [(provider: String, session: ProviderSession)] = []
+        /// Providers' writes committed in the same transaction (a refresh's grant rotation).
+        var pendingWrites: [any PendingWrite] = []
     }
 
     /// Runs one change: `body` fills a draft from committed state; the draft is committed in one transaction, then
@@ -266,11 +268,17 @@ package actor SessionRegistry {
         if let newGeneration, let newlyActive = draft.newlyActive {
             draft.saved[newlyActive]?.activeGeneration = newGeneration
         }
-        guard newGeneration != nil || !draft.saved.isEmpty || !draft.deleted.isEmpty else { return (value, draft) }
+        guard newGeneration != nil || !draft.saved.isEmpty || !draft.deleted.isEmpty || !draft.pendingWrites.isEmpty
+        else { return (value, draft) }
 
         // Suspension: the gate keeps other changes out; reads still see the committed state until we apply below.
         try await self.store.commit(
-            SessionChange(generation: newGeneration, saved: Array(draft.saved.values), deleted: Array(draft.deleted))
+            SessionChange(
+                generation: newGeneration,
+                saved: Array(draft.saved.values),
+                deleted: Array(draft.deleted),
+                pendingWrites: draft.pendingWrites
+            )
         )
 
         let previousActive = self.activeUserID
@@ -329,7 +337,7 @@ package actor SessionRegistry {
 
     /// Ends a user's session inside a change: an anonymous user is removed, any other user kept logged out.
     func endSession(of user: User, reason: LogoutReason, in draft: inout Draft) {
-        if let session = user.session { draft.revocations.append((user.provider, session)) }
+        draft.revocations += self.revocableSessions(of: user)
         draft.changesGeneration = true
         if user.isAnonymous {
             draft.deleted.insert(user.id)
@@ -421,9 +429,7 @@ package actor SessionRegistry {
                 return true
             }
             let existing = self.users[userID]
-            if let existing, let oldSession = existing.session {
-                draft.revocations.append((existing.provider, oldSession))
-            }
+            if let existing { draft.revocations += self.revocableSessions(of: existing) }
             var user =
                 existing
                 ?? User(
@@ -543,7 +549,7 @@ package actor SessionRegistry {
     package func removeUser(_ userID: String) async throws -> RemoveUserRequest.Result {
         let (_, draft) = try await self.mutate { draft in
             guard let user = self.users[userID] else { throw SessionError.userNotFound(userID) }
-            if let session = user.session { draft.revocations.append((user.provider, session)) }
+            draft.revocations += self.revocableSessions(of: user)
             draft.deleted.insert(userID)
             draft.changesGeneration = true
             draft.events.append(.userRemoved(userID: userID))
