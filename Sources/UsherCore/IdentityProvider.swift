@@ -123,6 +123,10 @@ package enum ProviderError: Error, Sendable, Equatable {
     case accessDenied(String)
     /// A started login (device flow) expired before it completed, or is unknown.
     case expiredToken(String)
+    /// The provider refuses the daemon's own configuration (`invalid_client`: a wrong or rotated client secret). It is
+    /// no fault of the session, and retrying soon cannot help: the registry keeps the user logged in and waits long
+    /// (or for a configuration reload) before it tries again.
+    case misconfigured(String)
 }
 
 /// An identity provider: something that turns credentials into a session and keeps that session alive.
@@ -148,7 +152,8 @@ package protocol IdentityProvider: Sendable {
     /// checks read-only that the refresh is allowed and returns the write as `RefreshedSession.pendingWrite`, which
     /// the registry commits together with the new tokens.
     ///
-    /// - Throws: `ProviderError.unavailable` for transient failures, `.sessionRevoked` for permanent ones.
+    /// - Throws: `ProviderError.unavailable` for transient failures, `.sessionRevoked` for permanent ones,
+    ///   `.misconfigured` when the provider refuses the daemon's client configuration.
     func refresh(_ session: ProviderSession) async throws -> RefreshedSession
 
     /// Revokes the session's tokens. Returns whether the provider confirmed it. Never throws: a provider that is

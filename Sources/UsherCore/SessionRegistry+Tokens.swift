@@ -21,6 +21,11 @@ extension SessionRegistry {
         var unstored: RefreshedSession?
     }
 
+    /// How long to wait before refreshing again after the provider refused the daemon's client configuration
+    /// (`invalid_client`): retrying sooner cannot help, and would only hammer the provider. A configuration reload
+    /// retries at once.
+    package static let misconfiguredRetryMilliseconds: Int64 = 3_600_000
+
     /// Every session of a user to revoke when it ends: the stored one, and a refreshed one not yet stored (whose
     /// refresh token a rotating provider considers the live one).
     func revocableSessions(of user: User) -> [(provider: String, session: ProviderSession)] {
@@ -62,8 +67,9 @@ extension SessionRegistry {
             do {
                 tokens = try await self.refreshTokens(of: user.id)
             } catch {
-                // The user stays logged in through a transient failure or tokens that could not be stored; the stored
-                // token is still good if it has not expired. (State may have changed across the await: read it again.)
+                // The user stays logged in through a transient failure, a provider that refuses our configuration or
+                // tokens that could not be stored; the stored token is still good if it has not expired. (State may
+                // have changed across the await: read it again.)
                 guard !(error is SessionError), let current = self.users[user.id], current.state == .loggedIn,
                     let stored = current.tokens, stored.expiresAt > self.clock.now()
                 else { throw error }
@@ -104,6 +110,20 @@ extension SessionRegistry {
             _ = try await self.refreshTokens(of: userID)
         } catch {
             // Failures are already handled (rescheduled, logged out or announced) inside the refresh.
+        }
+    }
+
+    /// After a configuration reload: users whose refresh the provider refused for our configuration are retried at
+    /// once (the reload may have fixed it) instead of at the end of their long backoff.
+    func retryMisconfiguredRefreshes() async {
+        let now = self.clock.now()
+        for (userID, status) in self.tokenStatus where status.lastError == .providerMisconfigured {
+            guard let user = self.users[userID], user.state == .loggedIn, self.providers[user.provider] != nil else {
+                continue
+            }
+            self.tokenStatus[userID]?.retryAt = now
+            self.tokenStatus[userID]?.nextRefreshAt = now
+            await self.scheduler.schedule(userID, at: now)
         }
     }
 
@@ -167,6 +187,15 @@ extension SessionRegistry {
         guard let user = self.users[userID], user.state == .loggedIn, let session = user.session else {
             throw SessionError.userLoggedOut(userID)
         }
+        if let status = self.tokenStatus[userID], status.lastError == .providerMisconfigured,
+            let retryAt = status.retryAt, retryAt > self.clock.now()
+        {
+            // Asking again before the backoff ends (or a reload) would only hammer the provider with the same refusal.
+            throw ProviderError.misconfigured(
+                "provider \(user.provider) refuses this daemon's client configuration (invalid_client); the next "
+                    + "attempt is at \(retryAt), or at once after a configuration reload"
+            )
+        }
         guard let provider = self.providers[user.provider] else {
             throw ProviderError.unavailable("provider \(user.provider) is not configured")
         }
@@ -181,6 +210,17 @@ extension SessionRegistry {
             self.refreshesFailed += 1
             try await self.endRevokedSession(of: userID, refreshToken: session.tokens.refreshToken, reason: message)
             throw SessionError.userLoggedOut(userID)
+        } catch ProviderError.misconfigured(let message) {
+            self.refreshesFailed += 1
+            let wait = Self.misconfiguredRetryMilliseconds
+            await self.scheduleRetry(
+                of: userID,
+                session: session,
+                code: .providerMisconfigured,
+                message: message,
+                backoff: wait...wait
+            )
+            throw ProviderError.misconfigured(message)
         } catch ProviderError.unavailable(let message) {
             self.refreshesFailed += 1
             await self.scheduleRetry(of: userID, session: session, code: .providerUnavailable, message: message)
@@ -285,16 +325,23 @@ extension SessionRegistry {
         self.logger.notice("session revoked by provider", metadata: ["user.id": "\(userID)", "reason": "\(reason)"])
     }
 
-    /// Schedules the next attempt after a failure with exponential backoff, announces it with `refresh_failed`, and
-    /// logs it: at error level when only an operator can fix it (the database fails), else as a warning.
-    private func scheduleRetry(of userID: String, session: ProviderSession, code: ErrorCode, message: String) async {
+    /// Schedules the next attempt after a failure (`backoff`, else the exponential backoff), announces it with
+    /// `refresh_failed`, and logs it: at error level when only an operator can fix it (the provider refuses our
+    /// configuration, the database fails), else as a warning.
+    private func scheduleRetry(
+        of userID: String,
+        session: ProviderSession,
+        code: ErrorCode,
+        message: String,
+        backoff: ClosedRange<Int64>? = nil
+    ) async {
         guard let current = self.users[userID], current.state == .loggedIn,
             current.tokens?.refreshToken == session.tokens.refreshToken
         else { return }
         var status = self.tokenStatus[userID] ?? TokenStatus()
         status.failures += 1
         var retryAt = self.clock.now().adding(
-            milliseconds: Int64.random(in: Self.backoffMilliseconds(failures: status.failures))
+            milliseconds: Int64.random(in: backoff ?? Self.backoffMilliseconds(failures: status.failures))
         )
         if let refreshExpiresAt = current.tokens?.refreshExpiresAt, refreshExpiresAt < retryAt {
             retryAt = refreshExpiresAt
@@ -315,6 +362,14 @@ extension SessionRegistry {
             "retry_at": "\(retryAt)",
         ]
         switch code {
+        case .providerMisconfigured:
+            self.logger.error(
+                """
+                token refresh refused: the provider does not accept this daemon's client configuration (check the \
+                client ID and secret, then reload); the user stays logged in
+                """,
+                metadata: metadata.merging(["reason": "\(message)"]) { current, _ in current }
+            )
         case .internal:
             self.logger.error("refreshed tokens not stored yet, will retry storing them", metadata: metadata)
         default:

@@ -118,16 +118,18 @@ package actor SessionRegistry {
     }
 
     /// Replaces the configured providers (configuration reload). Users of a provider that disappeared stay on the
-    /// device; their refreshes fail until it returns.
+    /// device; their refreshes fail until it returns. Refreshes a provider refused for the daemon's configuration are
+    /// tried again at once.
     package func reconfigure(
         providers: [any IdentityProvider],
         defaultProvider: String,
         configuration: RegistryConfiguration
-    ) {
+    ) async {
         self.providers = Dictionary(providers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.providerOrder = providers.map(\.name)
         self.defaultProviderName = defaultProvider
         self.configuration = configuration
+        await self.retryMisconfiguredRefreshes()
     }
 
     func provider(named name: String?) throws(SessionError) -> any IdentityProvider {

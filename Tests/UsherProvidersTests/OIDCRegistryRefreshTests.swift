@@ -9,7 +9,7 @@ import UsherTestSupport
 
 /// OpenID Connect refreshes through the session registry, against a scripted provider that rotates refresh tokens
 /// strictly (a replaced refresh token is refused with `invalid_grant`, as Keycloak, Okta and Auth0 do with rotation
-/// turned on): what an answer that could not be stored does to the user.
+/// turned on): what an answer that could not be stored, and a refused client, do to the user.
 @Suite(.timeLimit(.minutes(2)))
 struct OIDCRegistryRefreshTests {
     /// The scripted token endpoint's state: the refresh token it honours now, and the ones it was shown.
@@ -147,6 +147,58 @@ struct OIDCRegistryRefreshTests {
             #expect(setup.presented == ["refresh-1", "refresh-1"])
             #expect(try await setup.storedRefreshToken() == "refresh-3")
             #expect(await restarted.listUsers().users.first?.state == .loggedIn)
+        }
+    }
+
+    @Test func invalidClientKeepsTheUserAndStopsAskingButInvalidGrantEndsTheSession() async throws {
+        try await Self.with { setup in
+            let user = try await setup.logIn()
+            setup.fixture.server.handle("/token") { _ in
+                .json(401, #"{"error":"invalid_client","error_description":"Invalid client credentials"}"#)
+            }
+            setup.clock.advance(bySeconds: 60)
+            let failedAt = setup.clock.now()
+            guard
+                case .misconfigured? = await OIDCProviderTests.providerError({
+                    try await setup.registry.refresh(userID: user.id)
+                })
+            else {
+                Issue.record("invalid_client is a configuration error")
+                return
+            }
+            let refused = try #require(await setup.registry.listUsers().users.first)
+            #expect(refused.state == .loggedIn)
+            #expect(refused.tokenState == .retrying)
+            #expect(refused.lastRefreshError == .providerMisconfigured)
+            #expect(refused.retryAt == failedAt.adding(milliseconds: 3_600_000))
+            let requests = setup.fixture.server.requests(to: "/token").count
+
+            // More requests within the hour do not reach the provider; the stored token is still handed out.
+            for _ in 0..<5 {
+                guard
+                    case .misconfigured? = await OIDCProviderTests.providerError({
+                        try await setup.registry.refresh(userID: user.id)
+                    })
+                else {
+                    Issue.record("a refresh within the backoff fails at once")
+                    return
+                }
+            }
+            #expect(try await setup.registry.accessToken(userID: nil, minValidSeconds: 3600).accessToken == "access-1")
+            #expect(setup.fixture.server.requests(to: "/token").count == requests)
+
+            // invalid_grant still means the session is over.
+            setup.fixture.server.handle("/token") { _ in .json(400, #"{"error":"invalid_grant"}"#) }
+            await setup.registry.reconfigure(
+                providers: [setup.provider],
+                defaultProvider: "corp",
+                configuration: RegistryConfiguration()
+            )
+            await #expect(throws: SessionError.userLoggedOut(user.id)) {
+                try await setup.registry.refresh(userID: user.id)
+            }
+            let stored = try await setup.database.loadSessions().users.first
+            #expect(stored?.state == .loggedOut)
         }
     }
 }

@@ -826,12 +826,17 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
         return RefreshedSession(tokens: response.tokenSet(now: self.clock.now()), providerData: nil)
     }
 
-    /// How a failed refresh counts: `invalid_grant` and a bare 400 or 401 end the session; everything else (network,
-    /// 5xx, 429, other errors, garbage) is transient and retried, keeping the user logged in.
+    /// How a failed refresh counts: `invalid_grant` and a bare 400 or 401 end the session; `invalid_client` and
+    /// `unauthorized_client` are the daemon's configuration at fault (a wrong or rotated client secret, a client not
+    /// allowed the grant), not the session's, so the user stays logged in and the registry waits long before trying
+    /// again; everything else (network, 5xx, 429, other errors, garbage) is transient and retried, keeping the user
+    /// logged in.
     static func refreshError(_ failure: OIDCFailure) -> ProviderError {
         switch failure {
         case .oauth(_, "invalid_grant"?, let description):
             return .sessionRevoked("the provider rejected the refresh token" + (description.map { ": \($0)" } ?? ""))
+        case .oauth(_, let error?, _) where error == "invalid_client" || error == "unauthorized_client":
+            return .misconfigured("the provider refused the client: \(failure.summary)")
         case .oauth(let status, nil, _) where status == 400 || status == 401:
             return .sessionRevoked("the provider rejected the refresh token (HTTP \(status))")
         default:
@@ -852,10 +857,9 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
             tokens.refreshToken = tokens.refreshToken ?? session.tokens.refreshToken
             return RefreshedSession(tokens: tokens, providerData: Self.clientCredentialsData)
         } catch let failure {
-            // The client itself was disabled or its secret revoked: the service account's session is over.
-            if case .oauth(_, let error, _) = failure,
-                error == "invalid_client" || error == "unauthorized_client" || error == nil
-            {
+            // A client no longer allowed this grant, or refused without a reason: the service account's session is
+            // over. A refused client secret (invalid_client) is a configuration error like any refresh's.
+            if case .oauth(_, let error, _) = failure, error == "unauthorized_client" || error == nil {
                 throw ProviderError.sessionRevoked("the provider no longer accepts the client: \(failure.summary)")
             }
             throw Self.refreshError(failure)
@@ -907,7 +911,7 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
             switch error {
             case .unavailable(let message), .sessionRevoked(let message), .invalidCredentials(let message),
                 .unsupportedCredentials(let message), .invalidParams(let message), .accessDenied(let message),
-                .expiredToken(let message):
+                .expiredToken(let message), .misconfigured(let message):
                 message
             case .providerError(let code, let description): code + (description.map { ": \($0)" } ?? "")
             case .accountExists, .registrationDisabled: "\(error)"
