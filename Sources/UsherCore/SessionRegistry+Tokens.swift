@@ -269,15 +269,12 @@ extension SessionRegistry {
             if self.currentUser(userID, holding: session) != nil {
                 self.tokenStatus[userID, default: TokenStatus()].unstored = refreshed
             }
-            self.logger.error(
-                "could not store refreshed tokens; keeping them to store again",
-                metadata: ["user.id": "\(userID)", "error": "\(error)"]
-            )
             await self.scheduleRetry(
                 of: userID,
                 session: session,
                 code: .internal,
-                message: "the refreshed tokens could not be stored"
+                message: "the refreshed tokens could not be stored",
+                detail: "\(error)"
             )
             throw error
         }
@@ -327,13 +324,14 @@ extension SessionRegistry {
 
     /// Schedules the next attempt after a failure (`backoff`, else the exponential backoff), announces it with
     /// `refresh_failed`, and logs it: at error level when only an operator can fix it (the provider refuses our
-    /// configuration, the database fails), else as a warning.
+    /// configuration, the database fails), else as a warning. `detail` (the underlying error) goes to the log only.
     private func scheduleRetry(
         of userID: String,
         session: ProviderSession,
         code: ErrorCode,
         message: String,
-        backoff: ClosedRange<Int64>? = nil
+        backoff: ClosedRange<Int64>? = nil,
+        detail: String? = nil
     ) async {
         guard let current = self.users[userID], current.state == .loggedIn,
             current.tokens?.refreshToken == session.tokens.refreshToken
@@ -357,10 +355,11 @@ extension SessionRegistry {
                 .refreshFailed(userID: userID, code: code, message: message, retryAt: retryAt)
             )
         ])
-        let metadata: [String: Logger.MetadataValue] = [
+        var metadata: [String: Logger.MetadataValue] = [
             "user.id": "\(userID)", "provider": "\(current.provider)", "error.code": "\(code)",
             "retry_at": "\(retryAt)",
         ]
+        if let detail { metadata["error"] = "\(detail)" }
         switch code {
         case .providerMisconfigured:
             self.logger.error(
@@ -371,7 +370,10 @@ extension SessionRegistry {
                 metadata: metadata.merging(["reason": "\(message)"]) { current, _ in current }
             )
         case .internal:
-            self.logger.error("refreshed tokens not stored yet, will retry storing them", metadata: metadata)
+            self.logger.error(
+                "could not store refreshed tokens; keeping them in memory to store again",
+                metadata: metadata
+            )
         default:
             self.logger.warning("token refresh failed, will retry", metadata: metadata)
         }

@@ -203,7 +203,11 @@ struct RefreshDurabilityTests {
         #expect(retrying.state == .loggedIn)
         #expect(retrying.tokenState == .retrying)
         #expect(retrying.retryAt == retryAt)
-        #expect(harness.logs.all.contains { $0.level == .error && $0.message.contains("not stored") })
+        let errors = harness.logs.all.filter { $0.level == .error }
+        #expect(errors.count == 1)
+        #expect(errors.first?.message.contains("could not store refreshed tokens") == true)
+        #expect(errors.first?.metadata["error"]?.contains("simulated") == true)
+        #expect(errors.first?.metadata["retry_at"] == "\(retryAt)")
         // The unstored access token is not handed out; the stored one still is.
         #expect(try await harness.registry.accessToken(userID: nil, minValidSeconds: 0).accessToken == "access-1")
 
