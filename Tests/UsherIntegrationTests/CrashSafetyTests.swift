@@ -175,11 +175,17 @@ struct RefreshCrashSafetyTests {
 
     @Test func aSIGKILLDuringRefreshesNeverLogsTheUserOut() async throws {
         try await DaemonProcess.with { daemon in
+            // Answers wait behind password hashing and fsyncs on a loaded machine: a minute is a hang guard only.
+            func connect() throws -> LineConnection {
+                let connection = try daemon.connect()
+                connection.timeout = .seconds(60)
+                return connection
+            }
             func logIn(_ email: String) async throws -> String {
-                let login = try await daemon.connect().result("login", SessionRulesTests.emailLogin(email))
+                let login = try await connect().result("login", SessionRulesTests.emailLogin(email))
                 return try #require(login["user"]?["id"]?.stringValue)
             }
-            let setup = try daemon.connect()
+            let setup = try connect()
             var loopers: [Looper] = []
             for index in 0..<3 {
                 let email = "looper\(index)@example.com"
@@ -199,7 +205,7 @@ struct RefreshCrashSafetyTests {
                 // loop however fast or slow the machine is.)
                 let killAfter = Int.random(in: 1...20)
                 for index in loopers.indices {
-                    loopers[index].connection = try daemon.connect()
+                    loopers[index].connection = try connect()
                     loopers[index].inFlight = 0
                     loopers[index].lastExpiry = nil
                 }
@@ -236,7 +242,7 @@ struct RefreshCrashSafetyTests {
                 for index in loopers.indices { loopers[index].connection?.close() }
                 try await daemon.start()
 
-                let check = try daemon.connect()
+                let check = try connect()
                 let users = try #require(try await check.result("list_users")["users"]?.arrayValue)
                 for index in loopers.indices {
                     let looper = loopers[index]

@@ -571,6 +571,7 @@ struct OIDCConfigurationTests {
         ]
         try await DaemonProcess.with(config: section) { daemon in
             let client = try daemon.connect()
+            client.timeout = .seconds(60)
             let response = try await client.call("login", password)
             #expect(response["error"]?["code"] == "unsupported_credentials", "\(response)")
             let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
@@ -578,6 +579,7 @@ struct OIDCConfigurationTests {
         }
         try await DaemonProcess.with(config: section + "grant_types = [\"password\"]\n") { daemon in
             let client = try daemon.connect()
+            client.timeout = .seconds(60)
             // The static server does not take POSTs (it answers 405 or drops the request): the login fails, but at the
             // token endpoint, which is the point.
             let response = try await client.call("login", password)

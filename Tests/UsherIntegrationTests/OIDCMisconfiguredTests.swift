@@ -37,6 +37,7 @@ extension OIDCIntegrationTests {
             watcher.timeout = .seconds(60)
             _ = try await watcher.result("subscribe", ["events": ["token_refreshed", "refresh_failed"]])
             let client = try daemon.connect()
+            client.timeout = .seconds(60)
             let login = try await client.result("login", OIDCProviderOutageTests.password("ivan"))
             let ivan = try #require(login["user"]?["id"]?.stringValue)
             let firstToken = try await client.result("access_token", ["user_id": .string(ivan)])["access_token"]
