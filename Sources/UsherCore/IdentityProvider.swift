@@ -74,16 +74,31 @@ package struct ProviderSession: Sendable {
     }
 }
 
-/// The result of a refresh: new tokens, and provider data when it changed.
+/// The result of a refresh: new tokens, provider data when it changed, and the provider's own bookkeeping, if any,
+/// to be written together with them.
 package struct RefreshedSession: Sendable {
     package var tokens: TokenSet
     package var providerData: String?
+    /// What the provider must record for these tokens to work (the local provider: consume the old refresh grant,
+    /// store the new one). The registry commits it in the same transaction as the tokens, so that a crash leaves
+    /// either the old tokens with the old grant or the new tokens with the new grant, never a consumed grant with
+    /// nothing to replace it.
+    package var pendingWrite: (any PendingWrite)?
 
-    package init(tokens: TokenSet, providerData: String?) {
+    package init(tokens: TokenSet, providerData: String?, pendingWrite: (any PendingWrite)? = nil) {
         self.tokens = tokens
         self.providerData = providerData
+        self.pendingWrite = pendingWrite
     }
 }
+
+/// A write a provider defers to the registry's next commit of the session it belongs to (see
+/// `RefreshedSession.pendingWrite`).
+///
+/// UsherCore knows nothing of how it is written: the `SessionStore` that receives it in a `SessionChange` performs it
+/// inside that change's transaction, and fails the whole transaction when it cannot. A store that refuses the write
+/// because the provider's grant is gone throws `ProviderError.sessionRevoked`; the registry then ends the session.
+package protocol PendingWrite: Sendable {}
 
 /// Errors providers throw. The server maps them to wire errors in one place.
 package enum ProviderError: Error, Sendable, Equatable {
@@ -108,6 +123,10 @@ package enum ProviderError: Error, Sendable, Equatable {
     case accessDenied(String)
     /// A started login (device flow) expired before it completed, or is unknown.
     case expiredToken(String)
+    /// The provider refuses the daemon's own configuration (`invalid_client`: a wrong or rotated client secret). It is
+    /// no fault of the session, and retrying soon cannot help: the registry keeps the user logged in and waits long
+    /// (or for a configuration reload) before it tries again.
+    case misconfigured(String)
 }
 
 /// An identity provider: something that turns credentials into a session and keeps that session alive.
@@ -129,7 +148,12 @@ package protocol IdentityProvider: Sendable {
 
     /// Exchanges the session's refresh token for new tokens.
     ///
-    /// - Throws: `ProviderError.unavailable` for transient failures, `.sessionRevoked` for permanent ones.
+    /// A provider that must record something for the new tokens to work (a rotated grant) does not write it here: it
+    /// checks read-only that the refresh is allowed and returns the write as `RefreshedSession.pendingWrite`, which
+    /// the registry commits together with the new tokens.
+    ///
+    /// - Throws: `ProviderError.unavailable` for transient failures, `.sessionRevoked` for permanent ones,
+    ///   `.misconfigured` when the provider refuses the daemon's client configuration.
     func refresh(_ session: ProviderSession) async throws -> RefreshedSession
 
     /// Revokes the session's tokens. Returns whether the provider confirmed it. Never throws: a provider that is

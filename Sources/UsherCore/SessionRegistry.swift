@@ -21,33 +21,24 @@ package struct RegistryConfiguration: Sendable {
 /// store in one transaction, applied in memory, and only then announced to subscribers. Reads never wait for a
 /// change in progress; they see the last committed state.
 package actor SessionRegistry {
-    private var users: [String: User] = [:]
+    private(set) var users: [String: User] = [:]
     private var activeUserID: String?
-    private var generation: Int64 = 0
+    private(set) var generation: Int64 = 0
     private var gate = FIFOGate()
-    private var tokenStatus: [String: TokenStatus] = [:]
-    private var refreshWaiters: [String: [CheckedContinuation<TokenSet, any Error>]] = [:]
-    private var refreshesSucceeded: Int64 = 0
-    private var refreshesFailed: Int64 = 0
-    private var providers: [String: any IdentityProvider]
+    var tokenStatus: [String: TokenStatus] = [:]
+    var refreshWaiters: [String: [CheckedContinuation<TokenSet, any Error>]] = [:]
+    var refreshesSucceeded: Int64 = 0
+    var refreshesFailed: Int64 = 0
+    private(set) var providers: [String: any IdentityProvider]
     private var providerOrder: [String]
     private var defaultProviderName: String
-    private var configuration: RegistryConfiguration
+    private(set) var configuration: RegistryConfiguration
 
     private let store: any SessionStore
-    private let clock: any SessionClock
-    private let logger: Logger
+    let clock: any SessionClock
+    let logger: Logger
     package nonisolated let events: EventHub
     package nonisolated let scheduler: RefreshScheduler
-
-    /// The in-memory refresh state of a logged-in user (not persisted: rebuilt from expiries at start).
-    private struct TokenStatus {
-        var refreshing = false
-        var failures = 0
-        var retryAt: Timestamp?
-        var lastError: ErrorCode?
-        var nextRefreshAt: Timestamp?
-    }
 
     package init(
         store: any SessionStore,
@@ -127,16 +118,18 @@ package actor SessionRegistry {
     }
 
     /// Replaces the configured providers (configuration reload). Users of a provider that disappeared stay on the
-    /// device; their refreshes fail until it returns.
+    /// device; their refreshes fail until it returns. Refreshes a provider refused for the daemon's configuration are
+    /// tried again at once.
     package func reconfigure(
         providers: [any IdentityProvider],
         defaultProvider: String,
         configuration: RegistryConfiguration
-    ) {
+    ) async {
         self.providers = Dictionary(providers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.providerOrder = providers.map(\.name)
         self.defaultProviderName = defaultProvider
         self.configuration = configuration
+        await self.retryMisconfiguredRefreshes()
     }
 
     func provider(named name: String?) throws(SessionError) -> any IdentityProvider {
@@ -248,7 +241,7 @@ package actor SessionRegistry {
     // MARK: - Changes
 
     /// What one change does, built from committed state and applied only after it is durable.
-    private struct Draft {
+    struct Draft {
         var saved: [String: User] = [:]
         var deleted: Set<String> = []
         var events: [Event.Payload] = []
@@ -258,12 +251,14 @@ package actor SessionRegistry {
         var newlyActive: String?
         /// Sessions to revoke at their provider once the change is durable.
         var revocations: [(provider: String, session: ProviderSession)] = []
+        /// Providers' writes committed in the same transaction (a refresh's grant rotation).
+        var pendingWrites: [any PendingWrite] = []
     }
 
     /// Runs one change: `body` fills a draft from committed state; the draft is committed in one transaction, then
     /// applied and announced. Changes run one at a time, in arrival order.
     @discardableResult
-    private func mutate<T: Sendable>(_ body: (inout Draft) throws -> T) async throws -> (T, Draft) {
+    func mutate<T: Sendable>(_ body: (inout Draft) throws -> T) async throws -> (T, Draft) {
         if !self.gate.tryEnter() {
             await withCheckedContinuation { self.gate.enqueue($0) }
         }
@@ -275,11 +270,17 @@ package actor SessionRegistry {
         if let newGeneration, let newlyActive = draft.newlyActive {
             draft.saved[newlyActive]?.activeGeneration = newGeneration
         }
-        guard newGeneration != nil || !draft.saved.isEmpty || !draft.deleted.isEmpty else { return (value, draft) }
+        guard newGeneration != nil || !draft.saved.isEmpty || !draft.deleted.isEmpty || !draft.pendingWrites.isEmpty
+        else { return (value, draft) }
 
         // Suspension: the gate keeps other changes out; reads still see the committed state until we apply below.
         try await self.store.commit(
-            SessionChange(generation: newGeneration, saved: Array(draft.saved.values), deleted: Array(draft.deleted))
+            SessionChange(
+                generation: newGeneration,
+                saved: Array(draft.saved.values),
+                deleted: Array(draft.deleted),
+                pendingWrites: draft.pendingWrites
+            )
         )
 
         let previousActive = self.activeUserID
@@ -330,15 +331,15 @@ package actor SessionRegistry {
         return user
     }
 
-    private func loggedIn(_ userID: String?) throws(SessionError) -> User {
+    func loggedIn(_ userID: String?) throws(SessionError) -> User {
         let user = try self.resolve(userID)
         guard user.state == .loggedIn, user.tokens != nil else { throw .userLoggedOut(user.id) }
         return user
     }
 
     /// Ends a user's session inside a change: an anonymous user is removed, any other user kept logged out.
-    private func endSession(of user: User, reason: LogoutReason, in draft: inout Draft) {
-        if let session = user.session { draft.revocations.append((user.provider, session)) }
+    func endSession(of user: User, reason: LogoutReason, in draft: inout Draft) {
+        draft.revocations += self.revocableSessions(of: user)
         draft.changesGeneration = true
         if user.isAnonymous {
             draft.deleted.insert(user.id)
@@ -354,7 +355,7 @@ package actor SessionRegistry {
     }
 
     /// Revokes sessions at their providers. Returns whether every revocation was confirmed.
-    private func revoke(_ revocations: [(provider: String, session: ProviderSession)]) async -> Bool {
+    func revoke(_ revocations: [(provider: String, session: ProviderSession)]) async -> Bool {
         var confirmed = true
         for (providerName, session) in revocations {
             guard let provider = self.providers[providerName] else {
@@ -430,9 +431,7 @@ package actor SessionRegistry {
                 return true
             }
             let existing = self.users[userID]
-            if let existing, let oldSession = existing.session {
-                draft.revocations.append((existing.provider, oldSession))
-            }
+            if let existing { draft.revocations += self.revocableSessions(of: existing) }
             var user =
                 existing
                 ?? User(
@@ -552,7 +551,7 @@ package actor SessionRegistry {
     package func removeUser(_ userID: String) async throws -> RemoveUserRequest.Result {
         let (_, draft) = try await self.mutate { draft in
             guard let user = self.users[userID] else { throw SessionError.userNotFound(userID) }
-            if let session = user.session { draft.revocations.append((user.provider, session)) }
+            draft.revocations += self.revocableSessions(of: user)
             draft.deleted.insert(userID)
             draft.changesGeneration = true
             draft.events.append(.userRemoved(userID: userID))
@@ -592,295 +591,6 @@ package actor SessionRegistry {
             throw SessionError.apiKeyNotFound(name)
         }
         return DeleteAPIKeyRequest.Result(userID: user.id, name: name)
-    }
-
-    // MARK: - Tokens
-
-    /// A valid access token for the user: returned at once when it stays valid for `min(minValid, L − 1 s)`, else
-    /// refreshed first.
-    package func accessToken(userID: String?, minValidSeconds: Int64) async throws -> AccessTokenRequest.Result {
-        let user = try self.loggedIn(userID)
-        guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
-        let now = self.clock.now()
-        let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
-        let remaining = tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch
-        if remaining <= 0 || remaining < required {
-            // A session without a refresh token cannot be extended: its token is good until it expires, and then the
-            // session is over (the scheduler logs the user out at that moment).
-            guard tokens.refreshToken != nil else {
-                guard remaining > 0 else { throw SessionError.userLoggedOut(user.id) }
-                return self.tokenResult(user.id, tokens)
-            }
-            do {
-                tokens = try await self.refreshTokens(of: user.id)
-            } catch ProviderError.unavailable(let message) {
-                // The user stays logged in; the stored token is still good if it has not expired.
-                guard let stored = self.users[user.id]?.tokens, stored.expiresAt > self.clock.now() else {
-                    throw ProviderError.unavailable(message)
-                }
-                tokens = stored
-            }
-        }
-        return self.tokenResult(user.id, tokens)
-    }
-
-    private func tokenResult(_ userID: String, _ tokens: TokenSet) -> AccessTokenRequest.Result {
-        let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
-        return AccessTokenRequest.Result(
-            userID: userID,
-            accessToken: tokens.accessToken,
-            tokenType: "Bearer",
-            expiresAt: tokens.expiresAt,
-            expiresIn: remaining / 1000
-        )
-    }
-
-    package func refresh(userID: String?) async throws -> RefreshRequest.Result {
-        let user = try self.loggedIn(userID)
-        let tokens = try await self.refreshTokens(of: user.id)
-        return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
-    }
-
-    /// Called by the scheduler when a user's deadline comes: the refresh token's own expiry ends the session without
-    /// a network call; otherwise the access token is refreshed.
-    package func deadlineReached(for userID: String) async {
-        guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else { return }
-        let now = self.clock.now()
-        if let end = Self.sessionEnd(of: tokens), end <= now {
-            await self.expire(userID: userID, refreshToken: tokens.refreshToken)
-            return
-        }
-        guard tokens.refreshToken != nil else { return }
-        do {
-            _ = try await self.refreshTokens(of: userID)
-        } catch {
-            // Failures are already handled (rescheduled, logged out or announced) inside the refresh.
-        }
-    }
-
-    private func expire(userID: String, refreshToken: String?) async {
-        do {
-            try await self.mutate { draft in
-                // The session may have been replaced or ended across the suspension that led here.
-                guard let user = self.users[userID], user.state == .loggedIn,
-                    user.tokens?.refreshToken == refreshToken
-                else { return }
-                self.endSession(of: user, reason: .refreshTokenExpired, in: &draft)
-                // An expired refresh token cannot be revoked usefully; do not call the provider.
-                draft.revocations = []
-            }
-            self.logger.info("session expired", metadata: ["user.id": "\(userID)"])
-        } catch {
-            self.logger.error(
-                "could not record session expiry",
-                metadata: ["user.id": "\(userID)", "error": "\(error)"]
-            )
-            await self.scheduler.schedule(userID, at: self.clock.now().adding(milliseconds: 1000))
-        }
-    }
-
-    /// Refreshes a user's tokens. Concurrent callers for the same user share one provider call (single flight).
-    private func refreshTokens(of userID: String) async throws -> TokenSet {
-        if self.refreshWaiters[userID] != nil {
-            return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
-        }
-        self.refreshWaiters[userID] = []
-        let result: Result<TokenSet, any Error>
-        do {
-            result = .success(try await self.performRefresh(of: userID))
-        } catch {
-            result = .failure(error)
-        }
-        for waiter in self.refreshWaiters.removeValue(forKey: userID) ?? [] { waiter.resume(with: result) }
-        return try result.get()
-    }
-
-    private func performRefresh(of userID: String) async throws -> TokenSet {
-        guard let user = self.users[userID], user.state == .loggedIn, let session = user.session else {
-            throw SessionError.userLoggedOut(userID)
-        }
-        guard session.tokens.refreshToken != nil else {
-            throw ProviderError.unsupportedCredentials("the session of \(userID) cannot be refreshed")
-        }
-        guard let provider = self.providers[user.provider] else {
-            throw ProviderError.unavailable("provider \(user.provider) is not configured")
-        }
-        self.tokenStatus[userID, default: TokenStatus()].refreshing = true
-        defer { self.tokenStatus[userID]?.refreshing = false }
-
-        let refreshed: RefreshedSession
-        do {
-            // Suspension: the user may log out, be removed or log in again meanwhile; checked below.
-            refreshed = try await provider.refresh(session)
-        } catch ProviderError.sessionRevoked(let message) {
-            self.refreshesFailed += 1
-            try await self.mutate { draft in
-                guard let current = self.users[userID], current.state == .loggedIn,
-                    current.tokens?.refreshToken == session.tokens.refreshToken
-                else { return }
-                self.endSession(of: current, reason: .sessionRevoked, in: &draft)
-                draft.revocations = []
-            }
-            self.logger.notice(
-                "session revoked by provider",
-                metadata: ["user.id": "\(userID)", "reason": "\(message)"]
-            )
-            throw SessionError.userLoggedOut(userID)
-        } catch ProviderError.unavailable(let message) {
-            self.refreshesFailed += 1
-            await self.scheduleRetry(of: userID, session: session, code: .providerUnavailable, message: message)
-            throw ProviderError.unavailable(message)
-        } catch {
-            self.refreshesFailed += 1
-            let code = ErrorCode.providerUnavailable
-            await self.scheduleRetry(of: userID, session: session, code: code, message: "refresh failed")
-            throw error
-        }
-        self.refreshesSucceeded += 1
-
-        let applied: Bool
-        do {
-            (applied, _) = try await self.mutate { draft -> Bool in
-                guard var current = self.users[userID], current.state == .loggedIn,
-                    current.tokens?.refreshToken == session.tokens.refreshToken
-                else { return false }
-                var tokens = refreshed.tokens
-                // A provider that does not rotate keeps the old refresh token and its expiry.
-                if tokens.refreshToken == nil {
-                    tokens.refreshToken = session.tokens.refreshToken
-                    tokens.refreshExpiresAt = tokens.refreshExpiresAt ?? session.tokens.refreshExpiresAt
-                }
-                current.tokens = tokens
-                current.providerData = refreshed.providerData ?? current.providerData
-                draft.saved[userID] = current
-                return true
-            }
-        } catch {
-            // The provider answered but the new tokens could not be stored: keep the user's timer going.
-            self.logger.error(
-                "could not store refreshed tokens",
-                metadata: ["user.id": "\(userID)", "error": "\(error)"]
-            )
-            await self.scheduleRetry(of: userID, session: session, code: .internal, message: "could not store tokens")
-            throw error
-        }
-        guard applied, let tokens = self.users[userID]?.tokens else {
-            // Late result for a session that no longer exists: discard it, and revoke what the provider just issued.
-            _ = await self.revoke([
-                (
-                    user.provider,
-                    ProviderSession(
-                        userID: userID,
-                        subject: session.subject,
-                        tokens: refreshed.tokens,
-                        providerData: refreshed.providerData
-                    )
-                )
-            ])
-            throw SessionError.userLoggedOut(userID)
-        }
-        self.tokenStatus[userID]?.failures = 0
-        self.tokenStatus[userID]?.retryAt = nil
-        self.tokenStatus[userID]?.lastError = nil
-        self.events.publish([
-            Event(generation: self.generation, .tokenRefreshed(userID: userID, accessTokenExpiresAt: tokens.expiresAt))
-        ])
-        self.logger.debug("token refreshed", metadata: ["user.id": "\(userID)"])
-        return tokens
-    }
-
-    /// Exponential backoff after a transient failure: 1 s doubling to 5 min, less up to 10 % jitter.
-    package static func backoffMilliseconds(failures: Int) -> ClosedRange<Int64> {
-        let base = min(Int64(1000) << Int64(min(max(failures - 1, 0), 20)), 300_000)
-        return (base - base / 10)...base
-    }
-
-    private func scheduleRetry(of userID: String, session: ProviderSession, code: ErrorCode, message: String) async {
-        guard let current = self.users[userID], current.state == .loggedIn,
-            current.tokens?.refreshToken == session.tokens.refreshToken
-        else { return }
-        var status = self.tokenStatus[userID] ?? TokenStatus()
-        status.failures += 1
-        var retryAt = self.clock.now().adding(
-            milliseconds: Int64.random(in: Self.backoffMilliseconds(failures: status.failures))
-        )
-        if let refreshExpiresAt = current.tokens?.refreshExpiresAt, refreshExpiresAt < retryAt {
-            retryAt = refreshExpiresAt
-        }
-        status.retryAt = retryAt
-        status.lastError = code
-        status.nextRefreshAt = retryAt
-        self.tokenStatus[userID] = status
-        await self.scheduler.schedule(userID, at: retryAt)
-        self.events.publish([
-            Event(
-                generation: self.generation,
-                .refreshFailed(userID: userID, code: code, message: message, retryAt: retryAt)
-            )
-        ])
-        self.logger.warning(
-            "token refresh failed, will retry",
-            metadata: ["user.id": "\(userID)", "error.code": "\(code)", "retry_at": "\(retryAt)"]
-        )
-    }
-
-    /// When the user's access token should be refreshed: `expires_at − margin − jitter`, with
-    /// `margin = min(refresh_margin, L / 2)` and a jitter of up to 10 % of the margin.
-    ///
-    /// The jitter is drawn from a hash of the user id and the token's expiry rather than a random number generator:
-    /// it spreads users just as well, and the deadline stays the same across a restart, so `next_refresh_at` does not
-    /// move when the daemon does.
-    package static func refreshDeadline(for tokens: TokenSet, userID: String, marginMilliseconds: Int64) -> Timestamp {
-        let margin = min(marginMilliseconds, tokens.lifetimeMilliseconds / 2)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in userID.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        hash = (hash ^ UInt64(bitPattern: tokens.expiresAt.millisecondsSinceEpoch)) &* 0x0000_0100_0000_01b3
-        hash ^= hash >> 29
-        let jitter = Int64(hash % UInt64(margin / 10 + 1))
-        return tokens.expiresAt.adding(milliseconds: -(margin + jitter))
-    }
-
-    private func nextDeadline(for user: User, now: Timestamp) -> Timestamp? {
-        guard user.state == .loggedIn, let tokens = user.tokens else { return nil }
-        var deadline: Timestamp? = nil
-        // An access token that already lasts until the refresh token expires cannot be extended by a refresh.
-        if tokens.refreshToken != nil, tokens.refreshExpiresAt.map({ tokens.expiresAt < $0 }) ?? true {
-            deadline = Self.refreshDeadline(
-                for: tokens,
-                userID: user.id,
-                marginMilliseconds: self.configuration.refreshMarginMilliseconds
-            )
-        }
-        if let end = Self.sessionEnd(of: tokens) { deadline = min(deadline ?? end, end) }
-        return deadline
-    }
-
-    /// When a session ends by itself: at the refresh token's expiry, or, for a session without a refresh token, when
-    /// its access token expires. Nil when the provider gave no expiry for the refresh token.
-    private static func sessionEnd(of tokens: TokenSet) -> Timestamp? {
-        tokens.refreshExpiresAt ?? (tokens.refreshToken == nil ? tokens.expiresAt : nil)
-    }
-
-    private func scheduleTimer(for user: User) async {
-        var status = self.tokenStatus[user.id] ?? TokenStatus()
-        if let retryAt = status.retryAt, status.failures > 0 {
-            // A retry is pending for this same session: keep it.
-            status.nextRefreshAt = retryAt
-            self.tokenStatus[user.id] = status
-            await self.scheduler.schedule(user.id, at: retryAt)
-            return
-        }
-        guard let deadline = self.nextDeadline(for: user, now: self.clock.now()) else {
-            status.nextRefreshAt = nil
-            self.tokenStatus[user.id] = status
-            await self.scheduler.cancel(user.id)
-            return
-        }
-        status.nextRefreshAt = user.tokens?.refreshToken != nil ? deadline : nil
-        self.tokenStatus[user.id] = status
-        await self.scheduler.schedule(user.id, at: deadline)
     }
 }
 

@@ -103,15 +103,21 @@ package struct SessionChange: Sendable {
     package var generation: Int64?
     package var saved: [User]
     package var deleted: [String]
+    /// Providers' writes that belong to this change (a rotated refresh grant): performed in the same transaction,
+    /// which fails as a whole when one of them cannot be.
+    package var pendingWrites: [any PendingWrite]
 
-    package init(generation: Int64?, saved: [User], deleted: [String]) {
+    package init(generation: Int64?, saved: [User], deleted: [String], pendingWrites: [any PendingWrite] = []) {
         self.generation = generation
         self.saved = saved
         self.deleted = deleted
+        self.pendingWrites = pendingWrites
     }
 }
 
-/// Durable storage of the registry's state. `commit` returns only once the change is on disk.
+/// Durable storage of the registry's state. `commit` returns only once the change is on disk, with its pending writes;
+/// a pending write the store cannot perform fails the whole commit (`ProviderError.sessionRevoked` when the grant it
+/// consumes is gone).
 package protocol SessionStore: Sendable {
     func loadSessions() async throws -> PersistedSessions
     func commit(_ change: SessionChange) async throws

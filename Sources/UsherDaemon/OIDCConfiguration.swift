@@ -3,7 +3,7 @@ import UsherProviders
 
 extension DaemonConfiguration {
     /// A `type = "oidc"` section: `issuer` and `client_id` are required; `client_secret_file`, `scopes`,
-    /// `redirect_uri`, `token_endpoint_auth` and `request_timeout` are optional.
+    /// `redirect_uri`, `token_endpoint_auth`, `request_timeout` and `grant_types` are optional.
     static func oidcProvider(
         _ section: inout ConfigSection,
         secretFiles: inout [(setting: String, path: String)]
@@ -51,6 +51,23 @@ extension DaemonConfiguration {
         }
         configuration.requestTimeoutMilliseconds =
             try section.duration("request_timeout", in: 100...300_000) ?? configuration.requestTimeoutMilliseconds
+        if let names = try section.stringArray("grant_types") {
+            guard !names.isEmpty else {
+                throw section.error("grant_types", "must name at least one grant (leave it out to trust discovery)")
+            }
+            var grants: Set<String> = []
+            for name in names {
+                guard let grant = OIDCProviderConfiguration.grantTypeNames[name] else {
+                    throw section.error(
+                        "grant_types",
+                        "has no grant named \"\(name)\" (known: "
+                            + OIDCProviderConfiguration.grantTypeNames.keys.sorted().joined(separator: ", ") + ")"
+                    )
+                }
+                grants.insert(grant)
+            }
+            configuration.grantTypes = grants
+        }
         return configuration
     }
 

@@ -63,13 +63,16 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let accessDenied = ErrorCode("access_denied")
     /// The login's code expired before the person approved it (device flow), or the started login is unknown.
     public static let expiredToken = ErrorCode("expired_token")
+    /// The identity provider refused the daemon's own client configuration (`invalid_client`: a wrong or rotated
+    /// client secret). The user stays logged in; the refresh is retried after a long backoff or a configuration reload.
+    public static let providerMisconfigured = ErrorCode("provider_misconfigured")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
         .invalidRequest, .unknownMethod, .invalidParams, .lineTooLong, .providerNotFound, .unsupportedCredentials,
         .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
-        .providerError, .accessDenied, .expiredToken,
+        .providerError, .accessDenied, .expiredToken, .providerMisconfigured,
     ]
 }
 

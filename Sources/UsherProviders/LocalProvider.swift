@@ -220,27 +220,32 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         )
     }
 
+    /// Checks (read-only) that the refresh token's grant exists and is unexpired, and issues new tokens. The rotation
+    /// itself (consume the old grant, store the new one) is the returned `pendingWrite`: the registry commits it in
+    /// the same transaction as the new tokens, so a crash in between can never leave a consumed grant behind.
     package func refresh(_ session: ProviderSession) async throws -> RefreshedSession {
         guard let oldToken = session.tokens.refreshToken else {
             throw ProviderError.sessionRevoked("the session has no refresh token")
         }
         let now = self.clock.now()
-        let newToken = SecureRandom.token(byteCount: 32)
+        let oldHash = SecureRandom.sha256(oldToken)
         let grant: LocalRefreshGrant?
         do {
-            grant = try await self.database.rotateRefreshGrant(
-                provider: self.name,
-                oldHash: SecureRandom.sha256(oldToken),
-                newHash: SecureRandom.sha256(newToken),
-                now: now
-            )
+            grant = try await self.database.refreshGrant(provider: self.name, tokenHash: oldHash, now: now)
         } catch {
             throw ProviderError.unavailable("the local account database is unavailable")
         }
         guard let grant else { throw ProviderError.sessionRevoked("the refresh token is revoked or expired") }
+        let newToken = SecureRandom.token(byteCount: 32)
         return RefreshedSession(
             tokens: try self.issueTokens(grant: grant, refreshToken: newToken, now: now),
-            providerData: nil
+            providerData: nil,
+            pendingWrite: LocalGrantRotation(
+                provider: self.name,
+                oldHash: oldHash,
+                newHash: SecureRandom.sha256(newToken),
+                now: now
+            )
         )
     }
 

@@ -122,13 +122,13 @@ extension LocalProvider {
         return try await self.openSession(
             subject: "\(CredentialType.jwt):\(issuer.configuration.issuer):\(subject)",
             kind: CredentialType.jwt,
-            email: claims[issuer.configuration.emailClaim]?.stringValue,
+            email: Self.email(claims, claim: issuer.configuration.emailClaim, requireVerified: false),
             name: claims["name"]?.stringValue
         )
     }
 
     /// `{"type": "id_token", "issuer", "token", "nonce"?}`. The subject is `id_token:<iss>:<sub>`. The email is
-    /// taken unless the token says it is not verified.
+    /// taken only when the token says it is verified.
     func authenticateIDToken(_ credentials: [String: JSONValue]) async throws -> Authentication {
         guard !self.outside.idTokenIssuers.isEmpty else {
             throw ProviderError.unsupportedCredentials(
@@ -156,15 +156,10 @@ extension LocalProvider {
         }
         let claims = try await Self.verify(token, with: issuer, nonce: nonce, what: "ID token")
         let subject = try Self.subject(claims, claim: "sub", what: "ID token")
-        let verified: Bool
-        switch claims["email_verified"] {
-        case .bool(false)?, .string("false")?: verified = false
-        default: verified = true
-        }
         return try await self.openSession(
             subject: "\(CredentialType.idToken):\(issuer.configuration.issuer):\(subject)",
             kind: CredentialType.idToken,
-            email: verified ? claims["email"]?.stringValue : nil,
+            email: Self.email(claims, claim: "email", requireVerified: true),
             name: claims["name"]?.stringValue
         )
     }
@@ -188,6 +183,19 @@ extension LocalProvider {
             email: verdict.email,
             name: verdict.name
         )
+    }
+
+    /// The email claim of a verified token, if the user is known to own it: only when `email_verified` is JSON
+    /// `true` (a string `"true"`, `1` or anything else is not). An ID token must say so (OpenID Connect Core §5.1:
+    /// without the claim, nobody vouched for the address); a `jwt` from the configured service may leave the claim
+    /// out (the service vouches for what it puts in `email_claim`), but when it carries one, it must be `true`.
+    static func email(_ claims: [String: JSONValue], claim: String, requireVerified: Bool) -> String? {
+        switch claims["email_verified"] {
+        case .bool(true)?: break
+        case nil where !requireVerified: break
+        default: return nil
+        }
+        return claims[claim]?.stringValue
     }
 
     /// Verifies a token, mapping every refusal to `invalidCredentials` and missing keys to `unavailable`.

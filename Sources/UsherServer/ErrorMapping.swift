@@ -42,6 +42,7 @@ extension ResponseError {
                 )
             case .accessDenied(let message): self.init(.accessDenied, message)
             case .expiredToken(let message): self.init(.expiredToken, message)
+            case .misconfigured(let message): self.init(.providerMisconfigured, message)
             }
         default:
             logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])

@@ -111,6 +111,8 @@ package enum StoreError: Error, CustomStringConvertible {
     case tokenKey(path: String, reason: String)
     case tokensEncrypted
     case wrongTokenKey
+    /// A `SessionChange` carried a pending write of a type this store does not know (a programming error).
+    case unsupportedWrite(String)
 
     package var description: String {
         switch self {
@@ -119,6 +121,7 @@ package enum StoreError: Error, CustomStringConvertible {
         case .tokensEncrypted:
             "the stored tokens are encrypted, but no daemon.token_encryption_key is configured"
         case .wrongTokenKey: "the stored tokens cannot be decrypted with the configured daemon.token_encryption_key"
+        case .unsupportedWrite(let type): "the database cannot perform a pending write of type \(type)"
         }
     }
 }
@@ -140,6 +143,14 @@ extension AppDatabase: SessionStore {
         let cipher = self.cipher
         @Sendable func sealed(_ value: String?) throws -> String? { try cipher.map { try $0.seal(value) } ?? value }
         try await self.writer.write { db in
+            // First, so that a pending write that cannot be done (its grant is gone) fails the change before anything
+            // else is written; any error rolls the whole transaction back.
+            for write in change.pendingWrites {
+                guard let write = write as? any DatabaseWrite else {
+                    throw StoreError.unsupportedWrite(String(describing: type(of: write)))
+                }
+                try write.perform(in: db)
+            }
             if let generation = change.generation {
                 try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'generation'", arguments: [generation])
             }
@@ -317,34 +328,23 @@ extension AppDatabase {
         )
     }
 
-    /// Rotation: atomically consumes the grant of `oldHash` (which must exist and be unexpired at `now`) and stores
-    /// `newHash` with the same session start and expiry. Returns the consumed grant, or nil when the old token is
-    /// unknown, revoked or expired — in which case nothing changes.
-    package func rotateRefreshGrant(
-        provider: String,
-        oldHash: [UInt8],
-        newHash: [UInt8],
-        now: Timestamp
-    ) async throws -> LocalRefreshGrant? {
-        try await self.writer.write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: "SELECT * FROM local_refresh_token WHERE token_hash = ? AND provider = ?",
-                    arguments: [Data(oldHash), provider]
+    /// The grant of a refresh token, if it exists and is unexpired at `now`. Read-only: a refresh consumes the grant
+    /// only when its new tokens are committed (`LocalGrantRotation`).
+    package func refreshGrant(provider: String, tokenHash: [UInt8], now: Timestamp) async throws -> LocalRefreshGrant? {
+        try await self.writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM local_refresh_token WHERE token_hash = ? AND provider = ? AND expires_at > ?",
+                arguments: [Data(tokenHash), provider, now.millisecondsSinceEpoch]
+            ).map {
+                LocalRefreshGrant(
+                    subject: $0["subject"],
+                    kind: $0["kind"],
+                    email: $0["email"],
+                    sessionStartedAt: Timestamp(millisecondsSinceEpoch: $0["session_started_at"]),
+                    expiresAt: Timestamp(millisecondsSinceEpoch: $0["expires_at"])
                 )
-            else { return nil }
-            try db.execute(sql: "DELETE FROM local_refresh_token WHERE token_hash = ?", arguments: [Data(oldHash)])
-            let grant = LocalRefreshGrant(
-                subject: row["subject"],
-                kind: row["kind"],
-                email: row["email"],
-                sessionStartedAt: Timestamp(millisecondsSinceEpoch: row["session_started_at"]),
-                expiresAt: Timestamp(millisecondsSinceEpoch: row["expires_at"])
-            )
-            guard grant.expiresAt > now else { return nil }
-            try Self.insert(db, provider: provider, tokenHash: newHash, grant: grant)
-            return grant
+            }
         }
     }
 

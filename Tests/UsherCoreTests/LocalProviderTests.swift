@@ -14,6 +14,21 @@ struct LocalProviderTests {
         var database: AppDatabase
         var clock: ManualClock
         var signer: TokenSigner
+
+        /// Refreshes as the registry does: the provider's answer, then its pending write (the grant rotation)
+        /// committed.
+        func refresh(_ session: ProviderSession) async throws -> RefreshedSession {
+            let refreshed = try await self.provider.refresh(session)
+            try await self.database.commit(
+                SessionChange(
+                    generation: nil,
+                    saved: [],
+                    deleted: [],
+                    pendingWrites: refreshed.pendingWrite.map { [$0] } ?? []
+                )
+            )
+            return refreshed
+        }
     }
 
     /// A local provider with a cheap scrypt cost, on a one-thread pool that `body` may use.
@@ -247,7 +262,7 @@ struct LocalProviderTests {
             let clock = fixture.clock
             let login = try await provider.authenticate(credentials: ["type": "anonymous"])
             clock.advance(bySeconds: 60)
-            let first = try await provider.refresh(Self.session(login))
+            let first = try await fixture.refresh(Self.session(login))
             #expect(first.tokens.refreshToken != nil)
             #expect(first.tokens.refreshToken != login.tokens.refreshToken)
             #expect(first.tokens.accessToken != login.tokens.accessToken)
@@ -256,11 +271,66 @@ struct LocalProviderTests {
             await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
                 try await provider.refresh(Self.session(login))
             }
-            let second = try await provider.refresh(Self.session(login.subject, first.tokens))
+            let second = try await fixture.refresh(Self.session(login.subject, first.tokens))
             #expect(second.tokens.refreshToken != first.tokens.refreshToken)
             await #expect(throws: ProviderError.self) {
                 try await provider.refresh(Self.session(login.subject, first.tokens))
             }
+        }
+    }
+
+    @Test(
+        "refresh itself writes nothing: the rotation happens when its pending write is committed, once",
+        .timeLimit(.minutes(1))
+    )
+    func rotationIsDeferredToTheCommit() async throws {
+        try await Self.withProvider { fixture in
+            let provider = fixture.provider
+            let login = try await provider.authenticate(credentials: ["type": "anonymous"])
+            // Two answers for the same token (as when the first could not be stored): neither consumed the grant.
+            let uncommitted = try await provider.refresh(Self.session(login))
+            let answer = try await provider.refresh(Self.session(login))
+            let rotation = try #require(answer.pendingWrite)
+            let staleRotation = try #require(uncommitted.pendingWrite)
+            try await fixture.database.commit(
+                SessionChange(generation: nil, saved: [], deleted: [], pendingWrites: [rotation])
+            )
+            // Committed: the new token works, the old one does not, and the other answer's rotation can no longer be
+            // committed (the grant it consumes is gone), nor anything committed with it.
+            let next = try await provider.refresh(Self.session(login.subject, answer.tokens))
+            #expect(next.tokens.refreshToken != answer.tokens.refreshToken)
+            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
+                try await provider.refresh(Self.session(login))
+            }
+            let bystander = User(
+                id: "u_bystander",
+                provider: "local",
+                subject: "s",
+                kind: "anonymous",
+                email: nil,
+                name: nil,
+                state: .loggedOut,
+                addedGeneration: 1,
+                createdAt: fixture.clock.now(),
+                lastLoginAt: nil,
+                lastActiveAt: nil,
+                activeGeneration: 0,
+                tokens: nil,
+                providerData: nil
+            )
+            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
+                try await fixture.database.commit(
+                    SessionChange(
+                        generation: 7,
+                        saved: [bystander],
+                        deleted: [],
+                        pendingWrites: [staleRotation]
+                    )
+                )
+            }
+            let state = try await fixture.database.loadSessions()
+            #expect(state.generation == 0, "the whole change was rolled back")
+            #expect(state.users.isEmpty)
         }
     }
 
@@ -291,12 +361,12 @@ struct LocalProviderTests {
             #expect(login.tokens.refreshExpiresAt == end)
 
             clock.advance(bySeconds: 30 * 60)
-            let middle = try await provider.refresh(Self.session(login))
+            let middle = try await fixture.refresh(Self.session(login))
             #expect(middle.tokens.refreshExpiresAt == end)
             #expect(middle.tokens.expiresAt == start.adding(seconds: 40 * 60))
 
             clock.advance(bySeconds: 25 * 60)
-            let late = try await provider.refresh(Self.session(login.subject, middle.tokens))
+            let late = try await fixture.refresh(Self.session(login.subject, middle.tokens))
             #expect(late.tokens.refreshExpiresAt == end)
             #expect(late.tokens.expiresAt == end, "an access token never outlives its session")
 

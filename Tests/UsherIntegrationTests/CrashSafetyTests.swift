@@ -158,3 +158,125 @@ struct CrashSafetyTests {
         }
     }
 }
+
+/// A refresh is one atomic change: killed at any point of a refresh, the daemon comes back with either the old tokens
+/// and the old refresh grant or the new ones, so no user is ever logged out by a crash.
+@Suite(.timeLimit(.minutes(6)))
+struct RefreshCrashSafetyTests {
+    /// One looping client: its user, and what the daemon acknowledged to it.
+    struct Looper {
+        var email: String
+        var userID: String
+        var connection: LineConnection?
+        var inFlight = 0
+        /// The `access_token_expires_at` of the last acknowledged refresh since the last restart.
+        var lastExpiry: String?
+    }
+
+    @Test func aSIGKILLDuringRefreshesNeverLogsTheUserOut() async throws {
+        try await DaemonProcess.with { daemon in
+            // Answers wait behind password hashing and fsyncs on a loaded machine: a minute is a hang guard only.
+            func connect() throws -> LineConnection {
+                let connection = try daemon.connect()
+                connection.timeout = .seconds(60)
+                return connection
+            }
+            func logIn(_ email: String) async throws -> String {
+                let login = try await connect().result("login", SessionRulesTests.emailLogin(email))
+                return try #require(login["user"]?["id"]?.stringValue)
+            }
+            let setup = try connect()
+            var loopers: [Looper] = []
+            for index in 0..<3 {
+                let email = "looper\(index)@example.com"
+                _ = try await setup.result("register", ["email": .string(email), "password": "secret123"])
+                loopers.append(Looper(email: email, userID: try await logIn(email)))
+            }
+            setup.close()
+
+            let rounds = 25
+            var lost = 0
+            var acknowledged = 0
+            var nextID: Int64 = 0
+            for round in 0..<rounds {
+                // Three clients loop refresh, each on its own user with 1 to 3 requests in flight, and the daemon is
+                // killed right after a random number of answers: refreshes are under way at that moment, at whatever
+                // step the machine's speed puts each of them. (Counting answers, not time, keeps the kill inside the
+                // loop however fast or slow the machine is.)
+                let killAfter = Int.random(in: 1...20)
+                for index in loopers.indices {
+                    loopers[index].connection = try connect()
+                    loopers[index].inFlight = 0
+                    loopers[index].lastExpiry = nil
+                }
+                func sendRefresh(_ index: Int) throws {
+                    nextID += 1
+                    let userID = loopers[index].userID
+                    try loopers[index].connection?.send(
+                        #"{"id":\#(nextID),"method":"refresh","params":{"user_id":"\#(userID)"}}"#
+                    )
+                    loopers[index].inFlight += 1
+                }
+                for index in loopers.indices {
+                    for _ in 0..<Int.random(in: 1...3) { try sendRefresh(index) }
+                }
+                var answers = 0
+                let giveUp = ContinuousClock.now + .seconds(60)
+                answering: while answers < killAfter, ContinuousClock.now < giveUp {
+                    for index in loopers.indices {
+                        guard let answer = try loopers[index].connection?.pollObject() else { continue }
+                        loopers[index].inFlight -= 1
+                        guard let expiry = answer["result"]?["access_token_expires_at"]?.stringValue else {
+                            Issue.record("round \(round): a refresh failed before the kill: \(answer)")
+                            break answering
+                        }
+                        loopers[index].lastExpiry = expiry
+                        acknowledged += 1
+                        answers += 1
+                        if answers == killAfter { break answering }
+                        try sendRefresh(index)
+                    }
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                try await daemon.kill9()
+                for index in loopers.indices { loopers[index].connection?.close() }
+                try await daemon.start()
+
+                let check = try connect()
+                let users = try #require(try await check.result("list_users")["users"]?.arrayValue)
+                for index in loopers.indices {
+                    let looper = loopers[index]
+                    // The last acknowledged refresh survived (timestamps of one format compare as strings)...
+                    let listed = users.first { $0["id"]?.stringValue == looper.userID }
+                    let stored = listed?["access_token_expires_at"]?.stringValue
+                    if let lastExpiry = looper.lastExpiry {
+                        #expect(
+                            (stored ?? "") >= lastExpiry,
+                            "round \(round): acknowledged expiry \(lastExpiry), stored \(String(describing: stored))"
+                        )
+                    }
+                    // ... and so did the session: refresh works.
+                    let answer = try await check.call("refresh", ["user_id": .string(looper.userID)])
+                    if answer["result"] == nil {
+                        lost += 1
+                        print(
+                            "round \(round): \(looper.email) lost its session (killed after \(killAfter) answers, "
+                                + "\(looper.inFlight) in flight): \(answer["error"] ?? .null)"
+                        )
+                        loopers[index].userID = try await logIn(looper.email)
+                    }
+                }
+                check.close()
+            }
+            let sessions = rounds * loopers.count
+            print("refresh crash test: \(lost) of \(sessions) sessions lost, \(acknowledged) refreshes acknowledged")
+            #expect(lost == 0, "\(lost) of \(sessions) sessions lost to a SIGKILL during refreshes")
+            #expect(acknowledged >= rounds)
+
+            // The database itself is sound after all those crashes.
+            try await daemon.kill9()
+            let check = try await AppDatabase(path: "\(daemon.stateDirectory)/usher.sqlite").integrityCheck()
+            #expect(check == "ok")
+        }
+    }
+}

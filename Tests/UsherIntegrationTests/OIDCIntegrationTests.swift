@@ -520,11 +520,78 @@ struct OIDCConfigurationTests {
             Self.base + "issuer = \"https://id.example.com\"\nclient_secret = \"inline\"\n",
             "providers.corp.client_secret"
         ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\ngrant_types = [\"pasword\"]\n",
+            "providers.corp.grant_types"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\ngrant_types = \"password\"\n",
+            "providers.corp.grant_types"
+        ),
+        (Self.base + "issuer = \"https://id.example.com\"\ngrant_types = []\n", "providers.corp.grant_types"),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\ngrant_types = [\"password\", 1]\n",
+            "providers.corp.grant_types"
+        ),
     ]
 
     @Test(arguments: Self.badSections)
     func badSectionsNameTheKeyAndTheFile(_ section: String, key: String) async throws {
         try await expectConfigurationError("[daemon]\ndefault_provider = \"corp\"\n" + section, naming: key)
+    }
+
+    /// A provider whose discovery document lists only the authorization code grant: the password grant is refused
+    /// without `grant_types`, and goes to the token endpoint with `grant_types = ["password"]`.
+    @Test func grantTypesOverrideTheDiscoveryDocument() async throws {
+        let files = try TestDirectory()
+        defer { files.remove() }
+        let server = try StaticHTTPServer(directory: files.path)
+        let issuer = "http://127.0.0.1:\(server.port)"
+        try FileManager.default.createDirectory(
+            atPath: files.file(".well-known"),
+            withIntermediateDirectories: true
+        )
+        try files.write(
+            ".well-known/openid-configuration",
+            #"{"issuer":"\#(issuer)","authorization_endpoint":"\#(issuer)/authorize","token_endpoint":"\#(issuer)/token","jwks_uri":"\#(issuer)/jwks","grant_types_supported":["authorization_code"]}"#
+        )
+        do {
+            try await Self.checkGrantTypes(issuer: issuer)
+            await server.stop()
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private static func checkGrantTypes(issuer: String) async throws {
+        let section = "[daemon]\ndefault_provider = \"corp\"\n" + Self.base + "issuer = \"\(issuer)\"\n"
+        let password: [String: JSONValue] = [
+            "credentials": ["type": "password", "username": "ada", "password": "hunter2"]
+        ]
+        try await DaemonProcess.with(config: section) { daemon in
+            let client = try daemon.connect()
+            client.timeout = .seconds(60)
+            let response = try await client.call("login", password)
+            #expect(response["error"]?["code"] == "unsupported_credentials", "\(response)")
+            let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
+            #expect(providers.first?["credentials"] == ["authorization_code"])
+        }
+        try await DaemonProcess.with(config: section + "grant_types = [\"password\"]\n") { daemon in
+            let client = try daemon.connect()
+            client.timeout = .seconds(60)
+            // The static server does not take POSTs (it answers 405 or drops the request): the login fails, but at the
+            // token endpoint, which is the point.
+            let response = try await client.call("login", password)
+            let code = response["error"]?["code"]?.stringValue
+            #expect(code == "provider_error" || code == "provider_unavailable", "\(response)")
+            let tokenRequests = daemon.log.split(separator: "\n").filter {
+                $0.contains("token request failed") && $0.contains("password")
+            }
+            #expect(tokenRequests.count == 1, "\(daemon.log)")
+            let providers = try #require(try await client.result("providers")["providers"]?.arrayValue)
+            #expect(providers.first?["credentials"] == ["password"])
+        }
     }
 
     /// The sample's oidc section, uncommented, is a working configuration.
@@ -543,7 +610,7 @@ struct OIDCConfigurationTests {
                 section.append(body)
             }
         }
-        #expect(section.count == 9, "\(section)")
+        #expect(section.count == 10, "\(section)")
         let directory = try TestDirectory()
         defer { directory.remove() }
         try directory.write("corp.secret", "s3cret\n")

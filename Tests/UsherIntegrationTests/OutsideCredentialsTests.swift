@@ -189,7 +189,7 @@ struct OutsideCredentialsTests {
                 // ID tokens from a named issuer, with the client's nonce.
                 let idToken = try corp.sign([
                     "iss": .string(Self.corpIssuer), "aud": ["usher-cli"], "sub": "e-1001", "email": "eve@corp.example",
-                    "nonce": "n-42", "exp": .int(Self.now + 600),
+                    "email_verified": true, "nonce": "n-42", "exp": .int(Self.now + 600),
                 ])
                 tokensSeen.append(idToken)
                 let corpUser = try await client.result(
@@ -414,7 +414,7 @@ struct OutsideCredentialsTests {
 
                 let idToken = try corp.sign([
                     "iss": .string(Self.corpIssuer), "aud": "usher-cli", "sub": "e-7", "email": "eve@corp.example",
-                    "nonce": "abc", "exp": .int(Self.now + 600),
+                    "email_verified": true, "nonce": "abc", "exp": .int(Self.now + 600),
                 ])
                 let viaIDToken = try await CLITests.usher(
                     daemon,

@@ -24,6 +24,22 @@ struct LocalProviderOutsideCredentialsTests {
         var provider: LocalProvider
         var clock: ManualClock
         var signer: TokenSigner
+        var database: AppDatabase
+
+        /// Refreshes as the registry does: the provider's answer, then its pending write (the grant rotation)
+        /// committed.
+        func refresh(_ session: ProviderSession) async throws -> RefreshedSession {
+            let refreshed = try await self.provider.refresh(session)
+            try await self.database.commit(
+                SessionChange(
+                    generation: nil,
+                    saved: [],
+                    deleted: [],
+                    pendingWrites: refreshed.pendingWrite.map { [$0] } ?? []
+                )
+            )
+            return refreshed
+        }
     }
 
     /// A test directory holding the hook script, and the configuration of the provider under test; the directory is
@@ -53,10 +69,11 @@ struct LocalProviderOutsideCredentialsTests {
             pool.start()
             let clock = ManualClock()
             let signer = TokenSigner(privateKey: P256.Signing.PrivateKey())
+            let database = try AppDatabase.inMemory()
             let provider = LocalProvider(
                 name: "local",
                 configuration: self.configuration,
-                database: try AppDatabase.inMemory(),
+                database: database,
                 signer: signer,
                 hasher: PasswordHasher(
                     threadPool: pool,
@@ -65,7 +82,9 @@ struct LocalProviderOutsideCredentialsTests {
                 clock: clock
             )
             do {
-                let result = try await body(Fixture(provider: provider, clock: clock, signer: signer))
+                let result = try await body(
+                    Fixture(provider: provider, clock: clock, signer: signer, database: database)
+                )
                 try await pool.shutdownGracefully()
                 return result
             } catch {
@@ -187,7 +206,7 @@ struct LocalProviderOutsideCredentialsTests {
                 providerData: nil
             )
             fixture.clock.advance(bySeconds: 60)
-            let refreshed = try await provider.refresh(session)
+            let refreshed = try await fixture.refresh(session)
             #expect(refreshed.tokens.refreshToken != first.tokens.refreshToken)
             #expect(refreshed.tokens.refreshExpiresAt == first.tokens.refreshExpiresAt)
             let current = ProviderSession(

@@ -13,7 +13,9 @@ struct OIDCProviderTests {
     static let password: [String: JSONValue] = ["type": "password", "username": "ada", "password": "hunter2"]
 
     static func userinfo(_ fields: [String: JSONValue] = [:]) -> ScriptedHTTPServer.Reply {
-        var body: [String: JSONValue] = ["sub": "user-1", "email": "ada@example.com", "preferred_username": "ada"]
+        var body: [String: JSONValue] = [
+            "sub": "user-1", "email": "ada@example.com", "email_verified": true, "preferred_username": "ada",
+        ]
         body.merge(fields) { _, new in new }
         return .json(200, TestJWT.json(body))
     }
@@ -589,32 +591,48 @@ struct OIDCProviderTests {
         }
     }
 
-    static let refreshFailures: [(String, ScriptedHTTPServer.Reply, Bool)] = [
-        // name, reply, whether the session is over (else: transient)
-        ("invalid_grant", .json(400, #"{"error":"invalid_grant","error_description":"revoked"}"#), true),
-        ("bare 400", .status(400, contentType: "text/plain", body: "Bad Request"), true),
-        ("bare 401", .status(401, contentType: "text/plain", body: "Unauthorized"), true),
-        ("invalid_client", .json(401, #"{"error":"invalid_client"}"#), false),
-        ("500", .status(500, contentType: "text/plain", body: "boom"), false),
-        ("503", .json(503, "{}"), false),
-        ("429", .json(429, "{}"), false),
-        ("malformed 200", .json(200, "not json"), false),
-        ("garbage", .garbage, false),
-        ("stall", .stall, false),
+    /// How a refresh failure counts.
+    enum RefreshFailure {
+        /// The session is over (`session_revoked`).
+        case revoked
+        /// The daemon's client configuration is at fault: the user stays logged in, retried after a long wait.
+        case misconfigured
+        /// Retried with the usual backoff.
+        case transient
+    }
+
+    static let refreshFailures: [(String, ScriptedHTTPServer.Reply, RefreshFailure)] = [
+        ("invalid_grant", .json(400, #"{"error":"invalid_grant","error_description":"revoked"}"#), .revoked),
+        ("bare 400", .status(400, contentType: "text/plain", body: "Bad Request"), .revoked),
+        ("bare 401", .status(401, contentType: "text/plain", body: "Unauthorized"), .revoked),
+        ("invalid_client", .json(401, #"{"error":"invalid_client"}"#), .misconfigured),
+        (
+            "invalid_client 400", .json(400, #"{"error":"invalid_client","error_description":"bad secret"}"#),
+            .misconfigured
+        ),
+        ("unauthorized_client", .json(400, #"{"error":"unauthorized_client"}"#), .misconfigured),
+        ("invalid_request", .json(400, #"{"error":"invalid_request"}"#), .transient),
+        ("500", .status(500, contentType: "text/plain", body: "boom"), .transient),
+        ("503", .json(503, "{}"), .transient),
+        ("429", .json(429, "{}"), .transient),
+        ("malformed 200", .json(200, "not json"), .transient),
+        ("garbage", .garbage, .transient),
+        ("stall", .stall, .transient),
     ]
 
     @Test(arguments: 0..<Self.refreshFailures.count)
-    func refreshFailuresAreTransientOrPermanent(_ index: Int) async throws {
-        let (name, reply, permanent) = Self.refreshFailures[index]
+    func refreshFailuresAreTransientMisconfiguredOrPermanent(_ index: Int) async throws {
+        let (name, reply, expected) = Self.refreshFailures[index]
         try await OIDCFixture.with { fixture in
             fixture.server.handle("/token") { _ in reply }
             let error = await Self.providerError {
                 try await fixture.provider(timeoutMilliseconds: 500).refresh(Self.session())
             }
-            switch error {
-            case .sessionRevoked?: #expect(permanent, "\(name) must be transient")
-            case .unavailable?: #expect(!permanent, "\(name) must end the session")
-            default: Issue.record("\(name): unexpected \(String(describing: error))")
+            switch (error, expected) {
+            case (.sessionRevoked?, .revoked), (.unavailable?, .transient): break
+            case (.misconfigured(let message)?, .misconfigured):
+                #expect(message.contains("client"), "\(name): \(message)")
+            default: Issue.record("\(name): expected \(expected), got \(String(describing: error))")
             }
         }
     }
@@ -667,9 +685,16 @@ struct OIDCProviderTests {
             #expect(renewal.form["grant_type"] == "client_credentials")
             #expect(renewal.form["refresh_token"] == nil)
 
+            // A refused secret is a configuration error, as for any refresh: the service account stays logged in.
             fixture.server.handle("/token") { _ in .json(401, #"{"error":"invalid_client"}"#) }
+            guard case .misconfigured? = await Self.providerError({ try await provider.refresh(session) }) else {
+                Issue.record("a refused client secret is a configuration error")
+                return
+            }
+            // A client no longer allowed the grant ends the service account's session.
+            fixture.server.handle("/token") { _ in .json(400, #"{"error":"unauthorized_client"}"#) }
             guard case .sessionRevoked? = await Self.providerError({ try await provider.refresh(session) }) else {
-                Issue.record("a disabled client ends the service account's session")
+                Issue.record("a client no longer allowed the grant ends the service account's session")
                 return
             }
             // Client credentials need a confidential client.

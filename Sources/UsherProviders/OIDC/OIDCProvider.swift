@@ -123,23 +123,31 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
             if let methods = metadata.codeChallengeMethods, !methods.contains("S256") {
                 return "does not support PKCE with S256"
             }
-            return metadata.supports(grant: "authorization_code")
+            return self.supports(grant: "authorization_code", metadata)
                 ? nil : "does not support the authorization code grant"
         case Kind.deviceCode:
             if metadata.deviceAuthorizationEndpoint == nil { return "publishes no device_authorization_endpoint" }
-            return metadata.supports(grant: OIDCMetadata.deviceCodeGrant) ? nil : "does not support the device flow"
+            return self.supports(grant: OIDCMetadata.deviceCodeGrant, metadata)
+                ? nil : "does not support the device flow"
         case Kind.password:
-            return metadata.supports(grant: "password") ? nil : "does not support the password grant"
+            return self.supports(grant: "password", metadata) ? nil : "does not support the password grant"
         case Kind.clientCredentials:
             guard self.configuration.clientSecret != nil else {
                 return "needs a confidential client (client_secret_file)"
             }
-            return metadata.supports(grant: "client_credentials") ? nil : "does not support client credentials"
+            return self.supports(grant: "client_credentials", metadata) ? nil : "does not support client credentials"
         case Kind.tokenExchange:
-            return metadata.supports(grant: OIDCMetadata.tokenExchangeGrant) ? nil : "does not support token exchange"
+            return self.supports(grant: OIDCMetadata.tokenExchangeGrant, metadata)
+                ? nil : "does not support token exchange"
         default:
             return "has no credential type \"\(OIDCHTTP.Response.printable(kind, limit: 40))\""
         }
+    }
+
+    /// Whether the provider takes `grant`: the configured `grant_types` when set (some providers list fewer grants in
+    /// discovery than their token endpoint accepts), else discovery's `grant_types_supported`.
+    private func supports(grant: String, _ metadata: OIDCMetadata) -> Bool {
+        self.configuration.grantTypes?.contains(grant) ?? metadata.supports(grant: grant)
     }
 
     private func requireSupport(of kind: String) async throws(ProviderError) -> Discovered {
@@ -738,11 +746,19 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
         return Authentication(
             subject: subject,
             kind: kind,
-            email: claims["email"]?.stringValue,
+            email: Self.verifiedEmail(claims),
             name: claims["name"]?.stringValue ?? claims["preferred_username"]?.stringValue,
             tokens: response.tokenSet(now: self.clock.now()),
             providerData: nil
         )
+    }
+
+    /// The `email` claim, only when `email_verified` is JSON `true` (OpenID Connect Core §5.1). `"true"`, `1`, a
+    /// missing claim or anything else leaves the user without an email: an address nobody proved to own must not
+    /// label the user.
+    static func verifiedEmail(_ claims: [String: JSONValue]) -> String? {
+        guard case .bool(true)? = claims["email_verified"] else { return nil }
+        return claims["email"]?.stringValue
     }
 
     private func verifiedIDToken(
@@ -810,12 +826,17 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
         return RefreshedSession(tokens: response.tokenSet(now: self.clock.now()), providerData: nil)
     }
 
-    /// How a failed refresh counts: `invalid_grant` and a bare 400 or 401 end the session; everything else (network,
-    /// 5xx, 429, other errors, garbage) is transient and retried, keeping the user logged in.
+    /// How a failed refresh counts: `invalid_grant` and a bare 400 or 401 end the session; `invalid_client` and
+    /// `unauthorized_client` are the daemon's configuration at fault (a wrong or rotated client secret, a client not
+    /// allowed the grant), not the session's, so the user stays logged in and the registry waits long before trying
+    /// again; everything else (network, 5xx, 429, other errors, garbage) is transient and retried, keeping the user
+    /// logged in.
     static func refreshError(_ failure: OIDCFailure) -> ProviderError {
         switch failure {
         case .oauth(_, "invalid_grant"?, let description):
             return .sessionRevoked("the provider rejected the refresh token" + (description.map { ": \($0)" } ?? ""))
+        case .oauth(_, let error?, _) where error == "invalid_client" || error == "unauthorized_client":
+            return .misconfigured("the provider refused the client: \(failure.summary)")
         case .oauth(let status, nil, _) where status == 400 || status == 401:
             return .sessionRevoked("the provider rejected the refresh token (HTTP \(status))")
         default:
@@ -836,10 +857,9 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
             tokens.refreshToken = tokens.refreshToken ?? session.tokens.refreshToken
             return RefreshedSession(tokens: tokens, providerData: Self.clientCredentialsData)
         } catch let failure {
-            // The client itself was disabled or its secret revoked: the service account's session is over.
-            if case .oauth(_, let error, _) = failure,
-                error == "invalid_client" || error == "unauthorized_client" || error == nil
-            {
+            // A client no longer allowed this grant, or refused without a reason: the service account's session is
+            // over. A refused client secret (invalid_client) is a configuration error like any refresh's.
+            if case .oauth(_, let error, _) = failure, error == "unauthorized_client" || error == nil {
                 throw ProviderError.sessionRevoked("the provider no longer accepts the client: \(failure.summary)")
             }
             throw Self.refreshError(failure)
@@ -891,7 +911,7 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
             switch error {
             case .unavailable(let message), .sessionRevoked(let message), .invalidCredentials(let message),
                 .unsupportedCredentials(let message), .invalidParams(let message), .accessDenied(let message),
-                .expiredToken(let message):
+                .expiredToken(let message), .misconfigured(let message):
                 message
             case .providerError(let code, let description): code + (description.map { ": \($0)" } ?? "")
             case .accountExists, .registrationDisabled: "\(error)"

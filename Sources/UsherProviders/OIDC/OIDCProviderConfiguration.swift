@@ -23,6 +23,23 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     package var clientAuthentication: ClientAuthentication
     /// Every request to the provider (connection to last byte).
     package var requestTimeoutMilliseconds: Int64
+    /// `grant_types`: the grants the token endpoint accepts, overriding discovery's `grant_types_supported` (some
+    /// providers list fewer than they accept). Full grant type identifiers; nil: trust discovery.
+    package var grantTypes: Set<String>?
+
+    /// The grant names `grant_types` accepts, and the grant type identifier each stands for: the identifiers that
+    /// discovery documents list, and `device_code` and `token_exchange` for the two URNs.
+    package static let grantTypeNames: [String: String] = [
+        "authorization_code": "authorization_code",
+        "refresh_token": "refresh_token",
+        "password": "password",
+        "client_credentials": "client_credentials",
+        "implicit": "implicit",
+        "device_code": OIDCMetadata.deviceCodeGrant,
+        OIDCMetadata.deviceCodeGrant: OIDCMetadata.deviceCodeGrant,
+        "token_exchange": OIDCMetadata.tokenExchangeGrant,
+        OIDCMetadata.tokenExchangeGrant: OIDCMetadata.tokenExchangeGrant,
+    ]
 
     package static let defaultScopes = ["openid", "email", "profile"]
     package static let defaultRedirectURI = "http://127.0.0.1:0/callback"
@@ -35,7 +52,8 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
         scopes: [String] = Self.defaultScopes,
         redirectURI: String = Self.defaultRedirectURI,
         clientAuthentication: ClientAuthentication? = nil,
-        requestTimeoutMilliseconds: Int64 = Self.defaultRequestTimeoutMilliseconds
+        requestTimeoutMilliseconds: Int64 = Self.defaultRequestTimeoutMilliseconds,
+        grantTypes: Set<String>? = nil
     ) {
         self.issuer = issuer
         self.clientID = clientID
@@ -44,6 +62,7 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
         self.redirectURI = redirectURI
         self.clientAuthentication = clientAuthentication ?? (clientSecret == nil ? .none : .clientSecretBasic)
         self.requestTimeoutMilliseconds = requestTimeoutMilliseconds
+        self.grantTypes = grantTypes
     }
 
     /// Never shows the client secret.

@@ -4,13 +4,18 @@ import UsherCore
 import UsherProtocol
 import UsherStore
 
-/// A session registry over an in-memory SQLite database, scripted providers and a manual clock.
+/// A session registry over an in-memory SQLite database (whose commits a test can make fail), scripted providers and
+/// a manual clock.
 struct Harness {
     let clock: ManualClock
     let database: AppDatabase
+    /// The registry's store: the database, with commits that fail on demand.
+    let store: FailingStore
     let providers: [ScriptedProvider]
     let configuration: RegistryConfiguration
     let registry: SessionRegistry
+    /// What the registry logged.
+    let logs = LogRecorder()
 
     /// The default provider.
     var provider: ScriptedProvider { self.providers[0] }
@@ -27,6 +32,7 @@ struct Harness {
         let clock = ManualClock()
         self.clock = clock
         self.database = try AppDatabase.inMemory()
+        self.store = FailingStore(self.database)
         self.providers = providerNames.map { ScriptedProvider(name: $0, clock: clock) }
         for provider in self.providers {
             provider.setLifetimes(
@@ -36,34 +42,36 @@ struct Harness {
         }
         self.configuration = RegistryConfiguration(refreshMarginMilliseconds: refreshMarginMilliseconds)
         self.registry = Self.makeRegistry(
-            database: self.database,
+            store: self.store,
             providers: self.providers,
             configuration: self.configuration,
-            clock: clock
+            clock: clock,
+            logger: self.logs.logger
         )
         try await self.registry.load()
     }
 
     private static func makeRegistry(
-        database: AppDatabase,
+        store: any SessionStore,
         providers: [ScriptedProvider],
         configuration: RegistryConfiguration,
-        clock: ManualClock
+        clock: ManualClock,
+        logger: Logger = Self.logger
     ) -> SessionRegistry {
         SessionRegistry(
-            store: database,
+            store: store,
             providers: providers,
             defaultProvider: providers[0].name,
             configuration: configuration,
             clock: clock,
-            logger: Self.logger
+            logger: logger
         )
     }
 
     /// A second registry on the same database, as after a daemon restart; `load()` is the caller's to call.
     func restartedRegistry() -> SessionRegistry {
         Self.makeRegistry(
-            database: self.database,
+            store: self.database,
             providers: self.providers,
             configuration: self.configuration,
             clock: self.clock

@@ -7,13 +7,15 @@ import UsherProtocol
 /// `authenticate` accepts `{"type": "email_password", "email": E, "password": "ok"}` as subject E and
 /// `{"type": "anonymous"}` as a fresh subject. Tokens are numbered in issue order (`access-1`/`refresh-1`, ...), live
 /// for the configured lifetimes on the injected `ManualClock`, and `refresh` follows a script: succeed (rotating the
-/// refresh token unless told not to), fail transiently, or reject. Refreshes can be held until released, to test
-/// single flight and late results.
+/// refresh token unless told not to), fail transiently, reject, or refuse the client. Refreshes can be held until
+/// released, to test single flight and late results.
 final class ScriptedProvider: IdentityProvider {
     enum Outcome: Sendable, Equatable {
         case succeed
         case failTransiently
         case reject
+        /// The provider refuses the daemon's client (`invalid_client`).
+        case refuseClient
     }
 
     struct RefreshCall: Sendable, Equatable {
@@ -142,6 +144,8 @@ final class ScriptedProvider: IdentityProvider {
             throw ProviderError.unavailable("the provider is down")
         case .reject:
             throw ProviderError.sessionRevoked("the session was revoked")
+        case .refuseClient:
+            throw ProviderError.misconfigured("the provider refused the client: invalid_client (bad secret)")
         }
     }
 

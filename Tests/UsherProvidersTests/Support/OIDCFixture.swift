@@ -83,7 +83,8 @@ final class OIDCFixture: Sendable {
         scopes: [String] = ["openid", "email", "profile"],
         redirectURI: String = "http://127.0.0.1:0/callback",
         timeoutMilliseconds: Int64 = 2000,
-        issuer: String? = nil
+        issuer: String? = nil,
+        grantTypes: Set<String>? = nil
     ) -> OIDCProvider {
         OIDCProvider(
             name: "corp",
@@ -94,7 +95,8 @@ final class OIDCFixture: Sendable {
                 scopes: scopes,
                 redirectURI: redirectURI,
                 clientAuthentication: authentication,
-                requestTimeoutMilliseconds: timeoutMilliseconds
+                requestTimeoutMilliseconds: timeoutMilliseconds,
+                grantTypes: grantTypes
             ),
             httpClient: self.client,
             clock: self.clock,
@@ -114,7 +116,8 @@ final class OIDCFixture: Sendable {
         let now = self.clock.now().millisecondsSinceEpoch / 1000
         var claims: [String: JSONValue] = [
             "iss": .string(self.issuer), "sub": .string(subject), "aud": "usher", "iat": .int(now),
-            "exp": .int(now + 300), "email": "ada@example.com", "name": "Ada Lovelace",
+            "exp": .int(now + 300), "email": "ada@example.com", "email_verified": true,
+            "name": "Ada Lovelace",
         ]
         if let nonce { claims["nonce"] = .string(nonce) }
         for (key, value) in changes {
