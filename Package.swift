@@ -194,6 +194,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "UsherDaemonTests",
+            dependencies: [
+                "UsherDaemon",
+                "UsherServer",
+                "UsherCore",
+                "UsherProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "UsherIntegrationTests",
             dependencies: [
                 "UsherClient",
