@@ -145,10 +145,12 @@ package struct Daemon {
             limits: self.configuration.limits,
             policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules)
         )
+        let auditLog = AuditLog(logger: self.logger)
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
             settings: settings,
+            auditLog: auditLog,
             connectionCount: { tracker.count }
         )
         let address: ListenAddress
@@ -167,6 +169,9 @@ package struct Daemon {
         Systemd.ready(status: await status.currentStatus())
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            // Before the server: services stop in reverse order, so the audit log writes its last summaries after the
+            // server has answered its last request.
+            .init(service: auditLog),
             .init(service: server),
             .init(service: RefreshService(registry: registry)),
             .init(service: BackgroundWorkService(work: parts.oidc.background)),

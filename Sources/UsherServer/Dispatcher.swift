@@ -42,40 +42,28 @@ package struct Dispatcher: Sendable {
         .createAPIKey, .deleteAPIKey,
     ]
 
-    /// One structured line per audited call and per denied request: action, user, peer, outcome. Never a token.
-    private func audit(
-        _ action: String,
-        userID: String?,
-        outcome: String,
-        permission: Permission? = nil,
-        _ context: Context
-    ) {
-        var metadata: Logger.Metadata = [
-            "action": "\(action)", "outcome": "\(outcome)", "peer.uid": "\(context.peer.uid)",
-            "peer.pid": "\(context.peer.pid)",
-        ]
-        if let userID { metadata["user.id"] = "\(userID)" }
-        if let executable = context.executable { metadata["peer.exe"] = "\(executable)" }
-        if let permission { metadata["permission"] = "\(permission.rawValue)" }
-        context.logger.log(level: outcome == "denied" ? .notice : .info, "audit", metadata: metadata)
-    }
-
     package let registry: SessionRegistry
     package let version: String
     package let startedAt: ContinuousClock.Instant
     package let connectionCount: @Sendable () -> Int
     package let settings: ServerSettings
+    /// Where audit records go (`AuditLog.swift`; `audit(...)` is defined there).
+    package let auditLog: AuditLog
 
     package init(
         registry: SessionRegistry,
         version: String,
         settings: ServerSettings,
+        auditLog: AuditLog = AuditLog(
+            logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
+        ),
         connectionCount: @escaping @Sendable () -> Int
     ) {
         self.registry = registry
         self.version = version
         self.startedAt = ContinuousClock.now
         self.settings = settings
+        self.auditLog = auditLog
         self.connectionCount = connectionCount
     }
 
