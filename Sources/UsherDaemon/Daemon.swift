@@ -146,11 +146,13 @@ package struct Daemon {
             policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules)
         )
         let auditLog = AuditLog(logger: self.logger)
+        let throttle = LoginThrottle(settings: self.configuration.loginThrottle)
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
             settings: settings,
             auditLog: auditLog,
+            throttle: throttle,
             connectionCount: { tracker.count }
         )
         let address: ListenAddress
@@ -184,6 +186,7 @@ package struct Daemon {
                         parts: parts,
                         registry: registry,
                         settings: settings,
+                        throttle: throttle,
                         logLevel: self.logLevel,
                         status: status,
                         logger: self.logger

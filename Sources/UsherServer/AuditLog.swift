@@ -37,7 +37,7 @@ package final class AuditLog: Sendable {
     }
 
     /// The outcomes that are coalesced.
-    static let coalescedOutcomes: Set<String> = ["denied"]
+    static let coalescedOutcomes: Set<String> = ["denied", ErrorCode.rateLimited.rawValue]
     /// Request values (user ids) longer than this are cut.
     package static let maximumValueBytes = 256
 
@@ -70,6 +70,7 @@ package final class AuditLog: Sendable {
         userID: String?,
         outcome: String,
         permission: Permission? = nil,
+        error: ResponseError? = nil,
         peer: PeerCredentials,
         executable: String?,
         logger: Logger
@@ -80,6 +81,7 @@ package final class AuditLog: Sendable {
         if let userID { metadata["user.id"] = "\(Self.bounded(userID))" }
         if let executable { metadata["peer.exe"] = "\(executable)" }
         if let permission { metadata["permission"] = "\(permission.rawValue)" }
+        if let retryAfter = error?.retryAfter { metadata["retry_after"] = "\(retryAfter)" }
         let level: Logger.Level = outcome == "denied" ? .notice : .info
         guard Self.coalescedOutcomes.contains(outcome) else {
             logger.log(level: level, "audit", metadata: metadata)
@@ -171,6 +173,7 @@ extension Dispatcher {
         userID: String?,
         outcome: String,
         permission: Permission? = nil,
+        error: ResponseError? = nil,
         _ context: Context
     ) {
         self.auditLog.record(
@@ -178,6 +181,7 @@ extension Dispatcher {
             userID: userID,
             outcome: outcome,
             permission: permission,
+            error: error,
             peer: context.peer,
             executable: context.executable,
             logger: context.logger

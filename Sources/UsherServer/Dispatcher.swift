@@ -49,6 +49,8 @@ package struct Dispatcher: Sendable {
     package let settings: ServerSettings
     /// Where audit records go (`AuditLog.swift`; `audit(...)` is defined there).
     package let auditLog: AuditLog
+    /// Counts failed logins and refuses guessers (`[login_throttle]`).
+    package let throttle: LoginThrottle
 
     package init(
         registry: SessionRegistry,
@@ -57,6 +59,7 @@ package struct Dispatcher: Sendable {
         auditLog: AuditLog = AuditLog(
             logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
         ),
+        throttle: LoginThrottle = LoginThrottle(),
         connectionCount: @escaping @Sendable () -> Int
     ) {
         self.registry = registry
@@ -64,6 +67,7 @@ package struct Dispatcher: Sendable {
         self.startedAt = ContinuousClock.now
         self.settings = settings
         self.auditLog = auditLog
+        self.throttle = throttle
         self.connectionCount = connectionCount
     }
 
@@ -109,6 +113,7 @@ package struct Dispatcher: Sendable {
                     method.rawValue,
                     userID: request.params["user_id"]?.stringValue,
                     outcome: wire.code.rawValue,
+                    error: wire,
                     context
                 )
             }
@@ -141,11 +146,19 @@ package struct Dispatcher: Sendable {
         case .register:
             let typed = try RegisterRequest(params: params)
             return reply(
-                try await self.registry.register(provider: typed.provider, email: typed.email, password: typed.password)
+                try await self.throttle.register(email: typed.email, peer: context.peer.uid) {
+                    try await self.registry.register(
+                        provider: typed.provider,
+                        email: typed.email,
+                        password: typed.password
+                    )
+                }
             )
         case .login:
             let typed = try LoginRequest(params: params)
-            let result = try await self.registry.login(provider: typed.provider, credentials: typed.credentials)
+            let result = try await self.throttle.login(credentials: typed.credentials, peer: context.peer.uid) {
+                try await self.registry.login(provider: typed.provider, credentials: typed.credentials)
+            }
             return reply(result, user: result.user.id)
         case .loginBegin:
             let typed = try LoginBeginRequest(params: params)
