@@ -57,4 +57,10 @@ struct LogEscapingTests {
         #expect(LogText.escaped("joe@example.com — Zoë", limit: 100) == "joe@example.com — Zoë")
     }
 
+    @Test func notificationValuesCannotAddAssignments() {
+        let message = Systemd.message(["READY=1", "STATUS=1 user logged in, active: m@x\nWATCHDOG=trigger\nSTOPPING=1"])
+        #expect(message == #"READY=1"# + "\n" + #"STATUS=1 user logged in, active: m@x\nWATCHDOG=trigger\nSTOPPING=1"#)
+        #expect(message.split(separator: "\n").count == 2)
+        #expect(!Systemd.message(["STATUS=a\u{0}b"]).utf8.contains(0))
+    }
 }
