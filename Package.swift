@@ -83,10 +83,13 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // prctl(2) wrappers: the call is variadic, which Swift cannot call directly.
+        .systemLibrary(name: "CProcessControl"),
         .target(
             name: "UsherDaemon",
             dependencies: [
                 "CSystemd",
+                "CProcessControl",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "UsherProtocol",
                 "UsherCore",
