@@ -49,6 +49,34 @@ enum Secrets {
         return line
     }
 
+    /// All of stdin as one JSON object (the payload of `--function-stdin`), parsed straight from the wiped buffer.
+    static func jsonObjectFromStandardInput(what: String) throws(CLIError) -> [String: JSONValue] {
+        let object =
+            try self.withInput(
+                from: STDIN_FILENO,
+                what: what,
+                limit: 1 << 20,
+                line: false,
+                chunk: 65_536
+            ) { (bytes: UnsafeRawBufferPointer) -> [String: JSONValue]? in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
+                // No copy: the decoder reads the buffer in place.
+                let data = Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
+                    count: bytes.count,
+                    deallocator: .none
+                )
+                guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+                    return nil
+                }
+                return object
+            } ?? nil
+        guard let object else {
+            throw CLIError("the \(what) on standard input must be a JSON object, such as {\"code\": \"1234\"}")
+        }
+        return object
+    }
+
     /// Reads a secret (a line, or everything) from `descriptor`; nil at end of input before any byte or line end.
     private static func read(
         from descriptor: Int32,
