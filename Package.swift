@@ -202,6 +202,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "UsherDaemonTests",
+            dependencies: [
+                "UsherDaemon",
+                "UsherServer",
+                "UsherCore",
+                "UsherProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "UsherIntegrationTests",
             dependencies: [
                 "UsherClient",

@@ -18,6 +18,11 @@ static inline int usher_set_not_dumpable(void) {
     return prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
 }
 
+/// Whether the calling process is dumpable: 1, 0, or -1 with errno set.
+static inline int usher_is_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+}
+
 /// The raw value of an extended attribute of an open file (see fgetxattr(2)).
 static inline ssize_t usher_fgetxattr(int fd, const char *name, void *value, size_t size) {
     return fgetxattr(fd, name, value, size);

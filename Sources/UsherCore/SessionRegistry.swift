@@ -410,6 +410,8 @@ package actor SessionRegistry {
         at provider: any IdentityProvider,
         isAnonymous: Bool = false
     ) async throws -> UserResult {
+        // Claims with control characters never reach the store, the log or systemd's status line.
+        let authentication = try await self.acceptableClaims(authentication, at: provider)
         let now = self.clock.now()
         let userID = User.id(provider: provider.name, subject: authentication.subject)
 

@@ -152,10 +152,14 @@ package struct Daemon {
             limits: self.configuration.limits,
             policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules)
         )
+        let auditLog = AuditLog(logger: self.logger)
+        let throttle = LoginThrottle(settings: self.configuration.loginThrottle)
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
             settings: settings,
+            auditLog: auditLog,
+            throttle: throttle,
             connectionCount: { tracker.count }
         )
         let address: ListenAddress
@@ -174,6 +178,9 @@ package struct Daemon {
         Systemd.ready(status: await status.currentStatus())
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            // Before the server: services stop in reverse order, so the audit log writes its last summaries after the
+            // server has answered its last request.
+            .init(service: auditLog),
             .init(service: server),
             .init(service: RefreshService(registry: registry)),
             .init(service: BackgroundWorkService(work: parts.oidc.background)),
@@ -186,6 +193,7 @@ package struct Daemon {
                         parts: parts,
                         registry: registry,
                         settings: settings,
+                        throttle: throttle,
                         logLevel: self.logLevel,
                         status: status,
                         logger: self.logger

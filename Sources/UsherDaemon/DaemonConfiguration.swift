@@ -43,6 +43,8 @@ package struct DaemonConfiguration: Sendable {
     package var limits = ServerLimits()
     /// `[[access.rule]]`: who besides root and the daemon's own user may do what.
     package var accessRules: [AccessRule] = []
+    /// `[login_throttle]`.
+    package var loginThrottle = LoginThrottleSettings()
     /// `[tokens] refresh_margin`.
     package var refreshMarginMilliseconds: Int64 = 5 * 60_000
     /// `[providers.NAME]`, sorted by name. Without any section, one local provider named `local`.
@@ -97,6 +99,10 @@ package struct DaemonConfiguration: Sendable {
         if var access = try root.section("access") {
             self.accessRules = try Self.accessRules(&access)
             try access.finish()
+        }
+        if var throttle = try root.section("login_throttle") {
+            self.loginThrottle = try Self.loginThrottle(&throttle)
+            try throttle.finish()
         }
         if var tokens = try root.section("tokens") {
             self.refreshMarginMilliseconds =

@@ -18,6 +18,11 @@ final class LogLevelSetting: Sendable {
 /// syslog priority, which journald reads as the record's priority (`SyslogLevelPrefix=`); journald adds the time.
 /// On a terminal, lines carry a readable UTC timestamp and level instead. Metadata follows as `key=value`. The
 /// record is written with a single `write(2)`, so concurrent records never interleave. Callers never pass secrets.
+///
+/// A record is exactly one line whatever its fields hold: every control character in the message, in every metadata
+/// key and in every value is escaped (`LogText`), and fields are bounded (the message to `maximumMessageBytes`, each
+/// value to `maximumValueBytes`), so that no request can forge a record, drive a terminal, or make one record large
+/// enough for journald to split it (its `LineMax=` is 48 KiB).
 struct DaemonLogHandler: LogHandler {
     enum Format: Sendable {
         case journal
@@ -61,36 +66,45 @@ struct DaemonLogHandler: LogHandler {
         }
     }
 
+    /// The longest message written, in UTF-8 bytes (after escaping); longer ones are cut with a marker.
+    static let maximumMessageBytes = 4096
+    /// The longest metadata value written, in UTF-8 bytes (after escaping).
+    static let maximumValueBytes = 1024
+    /// The longest metadata key written.
+    static let maximumKeyBytes = 128
+
     func log(event: LogEvent) {
         var merged = self.metadata
         if let provided = self.metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        var line: String
+        let prefix: String
         switch self.format {
         case .journal:
-            line = "<\(Self.syslogPriority(event.level))>"
+            prefix = "<\(Self.syslogPriority(event.level))>"
         case .terminal:
-            line = "\(Self.timestamp()) \(event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))"
+            prefix = "\(Self.timestamp()) \(event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))"
         }
-        line += Self.singleLine("\(event.message)")
-        for key in merged.keys.sorted() {
-            line += " \(key)=\(Self.quoted(Self.singleLine("\(merged[key]!)")))"
-        }
-        line += "\n"
+        let line = Self.render(prefix: prefix, message: "\(event.message)", metadata: merged)
         _ = line.utf8CString.withUnsafeBufferPointer { buffer in
             write(STDERR_FILENO, buffer.baseAddress, buffer.count - 1)
         }
     }
 
-    private static func singleLine(_ text: String) -> String {
-        guard text.contains(where: { $0.isNewline }) else { return text }
-        return text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+    /// One record as the line written: `prefix`, the message, then `key=value` for each metadata key in order, and a
+    /// line feed. Every field is escaped and bounded; a value that is empty or holds a space, `"` or `=` is quoted.
+    static func render(prefix: String, message: String, metadata: Logger.Metadata) -> String {
+        var line = prefix + LogText.escaped(message, limit: Self.maximumMessageBytes)
+        for key in metadata.keys.sorted() {
+            let value = LogText.escaped("\(metadata[key]!)", limit: Self.maximumValueBytes)
+            line += " \(LogText.escaped(key, limit: Self.maximumKeyBytes))=\(Self.quoted(value))"
+        }
+        return line + "\n"
     }
 
+    /// Quotes an escaped value when it needs it. Backslashes are already doubled, so `\"` is unambiguous.
     private static func quoted(_ value: String) -> String {
         guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            + "\""
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     private static func timestamp() -> String {

@@ -17,6 +17,7 @@ final class Reloader: Sendable {
     private let parts: Daemon.ProviderParts
     private let registry: SessionRegistry
     private let settings: ServerSettings
+    private let throttle: LoginThrottle
     private let logLevel: LogLevelSetting
     private let status: SystemdStatusService
     private let logger: Logger
@@ -27,6 +28,7 @@ final class Reloader: Sendable {
         parts: Daemon.ProviderParts,
         registry: SessionRegistry,
         settings: ServerSettings,
+        throttle: LoginThrottle,
         logLevel: LogLevelSetting,
         status: SystemdStatusService,
         logger: Logger
@@ -36,6 +38,7 @@ final class Reloader: Sendable {
         self.parts = parts
         self.registry = registry
         self.settings = settings
+        self.throttle = throttle
         self.logLevel = logLevel
         self.status = status
         self.logger = logger
@@ -82,6 +85,7 @@ final class Reloader: Sendable {
         )
         self.settings.limits = next.limits
         self.settings.policy = AccessPolicy(daemonUID: getuid(), rules: next.accessRules)
+        self.throttle.settings = next.loginThrottle
         self.logLevel.value = next.logLevel
         self.running.withLock { $0 = next }
         self.logger.notice(

@@ -8,9 +8,29 @@ import Foundation
 enum Systemd {
     /// Sends a state change (`READY=1`, `STATUS=...`, ...) to the service manager. `sd_notifyf` is variadic and
     /// cannot be called from Swift, so the message is built here.
+    ///
+    /// Each field is one `KEY=value` line of the message, so a value holding a line feed would add assignments of its
+    /// own (`STATUS=m@x\nWATCHDOG=trigger\nSTOPPING=1`, from an email claim), and a NUL would cut the message short.
+    /// Every value is therefore escaped as log fields are (`LogText`: control characters become `\n`, `\u001b`, ...)
+    /// and bounded; keys are the daemon's own constants.
     static func notify(_ fields: [String]) {
         guard !fields.isEmpty else { return }
-        _ = fields.joined(separator: "\n").withCString { sd_notify(0, $0) }
+        _ = self.message(fields).withCString { sd_notify(0, $0) }
+    }
+
+    /// The longest value sent in one field (`STATUS=` is shown by `systemctl status`, not meant for essays).
+    static let maximumValueBytes = 1024
+
+    /// The notification message for `fields`: one `KEY=value` line each, values escaped and bounded.
+    static func message(_ fields: [String]) -> String {
+        fields.map { field in
+            guard let equals = field.firstIndex(of: "=") else {
+                return LogText.escaped(field, limit: Self.maximumValueBytes)
+            }
+            let key = field[..<equals]
+            let value = field[field.index(after: equals)...]
+            return String(key) + "=" + LogText.escaped(value, limit: Self.maximumValueBytes)
+        }.joined(separator: "\n")
     }
 
     static func ready(status: String) {

@@ -66,24 +66,49 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     /// The identity provider refused the daemon's own client configuration (`invalid_client`: a wrong or rotated
     /// client secret). The user stays logged in; the refresh is retried after a long backoff or a configuration reload.
     public static let providerMisconfigured = ErrorCode("provider_misconfigured")
+    /// Too many failed logins for this account or from this peer's uid: the attempt was refused before the credentials
+    /// were checked. `data.retry_after` says in how many seconds to try again.
+    public static let rateLimited = ErrorCode("rate_limited")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
         .invalidRequest, .unknownMethod, .invalidParams, .lineTooLong, .providerNotFound, .unsupportedCredentials,
         .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
-        .providerError, .accessDenied, .expiredToken, .providerMisconfigured,
+        .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited,
     ]
 }
 
-/// The wire form of every error: `{"code": "<stable_code>", "message": "<for humans>"}`.
+/// The wire form of every error: `{"code": "<stable_code>", "message": "<for humans>"}`, plus `"data": {...}` for the
+/// codes that carry details a program acts on (`rate_limited`: `{"retry_after": <seconds>}`).
+///
+/// `data` is absent, not null, for every other code, so error lines of older versions are unchanged and older clients
+/// (which ignore unknown keys) read the new ones.
 public struct ResponseError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
+    /// Machine-readable details of this error, as JSON-RPC's `error.data`; nil for most codes.
+    public var data: [String: JSONValue]?
 
     public init(_ code: ErrorCode, _ message: String) {
+        self.init(code, message, data: nil)
+    }
+
+    public init(_ code: ErrorCode, _ message: String, data: [String: JSONValue]?) {
         self.code = code
         self.message = message
+        self.data = data
+    }
+
+    /// A `rate_limited` error: try again in `retryAfter` whole seconds.
+    public static func rateLimited(_ message: String, retryAfter seconds: Int) -> ResponseError {
+        ResponseError(.rateLimited, message, data: ["retry_after": .int(Int64(seconds))])
+    }
+
+    /// `data.retry_after`: how many seconds to wait before trying again (`rate_limited`).
+    public var retryAfter: Int? {
+        guard case .int(let seconds)? = self.data?["retry_after"] else { return nil }
+        return Int(exactly: seconds)
     }
 
     public var description: String { "\(self.message) (\(self.code.rawValue))" }

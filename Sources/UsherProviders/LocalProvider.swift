@@ -112,7 +112,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         let trimmed = email.trimmingWhitespace()
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-            !trimmed.contains(where: { $0.isWhitespace || $0.isNewline })
+            !trimmed.contains(where: { $0.isWhitespace || $0.isNewline }), !trimmed.containsControlCharacters
         else { throw .invalidParams("params.email is not a valid email address") }
         return trimmed
     }

@@ -42,40 +42,32 @@ package struct Dispatcher: Sendable {
         .createAPIKey, .deleteAPIKey,
     ]
 
-    /// One structured line per audited call and per denied request: action, user, peer, outcome. Never a token.
-    private func audit(
-        _ action: String,
-        userID: String?,
-        outcome: String,
-        permission: Permission? = nil,
-        _ context: Context
-    ) {
-        var metadata: Logger.Metadata = [
-            "action": "\(action)", "outcome": "\(outcome)", "peer.uid": "\(context.peer.uid)",
-            "peer.pid": "\(context.peer.pid)",
-        ]
-        if let userID { metadata["user.id"] = "\(userID)" }
-        if let executable = context.executable { metadata["peer.exe"] = "\(executable)" }
-        if let permission { metadata["permission"] = "\(permission.rawValue)" }
-        context.logger.log(level: outcome == "denied" ? .notice : .info, "audit", metadata: metadata)
-    }
-
     package let registry: SessionRegistry
     package let version: String
     package let startedAt: ContinuousClock.Instant
     package let connectionCount: @Sendable () -> Int
     package let settings: ServerSettings
+    /// Where audit records go (`AuditLog.swift`; `audit(...)` is defined there).
+    package let auditLog: AuditLog
+    /// Counts failed logins and refuses guessers (`[login_throttle]`).
+    package let throttle: LoginThrottle
 
     package init(
         registry: SessionRegistry,
         version: String,
         settings: ServerSettings,
+        auditLog: AuditLog = AuditLog(
+            logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
+        ),
+        throttle: LoginThrottle = LoginThrottle(),
         connectionCount: @escaping @Sendable () -> Int
     ) {
         self.registry = registry
         self.version = version
         self.startedAt = ContinuousClock.now
         self.settings = settings
+        self.auditLog = auditLog
+        self.throttle = throttle
         self.connectionCount = connectionCount
     }
 
@@ -121,6 +113,7 @@ package struct Dispatcher: Sendable {
                     method.rawValue,
                     userID: request.params["user_id"]?.stringValue,
                     outcome: wire.code.rawValue,
+                    error: wire,
                     context
                 )
             }
@@ -153,11 +146,19 @@ package struct Dispatcher: Sendable {
         case .register:
             let typed = try RegisterRequest(params: params)
             return reply(
-                try await self.registry.register(provider: typed.provider, email: typed.email, password: typed.password)
+                try await self.throttle.register(email: typed.email, peer: context.peer.uid) {
+                    try await self.registry.register(
+                        provider: typed.provider,
+                        email: typed.email,
+                        password: typed.password
+                    )
+                }
             )
         case .login:
             let typed = try LoginRequest(params: params)
-            let result = try await self.registry.login(provider: typed.provider, credentials: typed.credentials)
+            let result = try await self.throttle.login(credentials: typed.credentials, peer: context.peer.uid) {
+                try await self.registry.login(provider: typed.provider, credentials: typed.credentials)
+            }
             return reply(result, user: result.user.id)
         case .loginBegin:
             let typed = try LoginBeginRequest(params: params)

@@ -9,6 +9,10 @@ extension ResponseError {
         switch error {
         case let error as ResponseError:
             self = error
+        case let refusal as LoginThrottle.Refusal:
+            let seconds = refusal.retryAfterSeconds
+            let whose = refusal.scope == .account ? "for this account" : "from this user"
+            self = .rateLimited("too many failed logins \(whose); try again in \(seconds) s", retryAfter: seconds)
         case let error as SessionError:
             switch error {
             case .providerNotFound(let name):

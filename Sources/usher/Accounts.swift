@@ -76,8 +76,8 @@ extension Usher {
                 Give exactly one of --email (the password is asked for on the terminal, or read from stdin with \
                 --password-stdin), --anonymous, --api-key-stdin (the key is the first line of stdin), --jwt-stdin \
                 (a JWT from the provider's configured issuer, the first line of stdin), --id-token ISSUER with \
-                --token-stdin (an ID token from that configured issuer), or --function JSON (the payload for the \
-                provider's authentication function).
+                --token-stdin (an ID token from that configured issuer), or --function-stdin (stdin is a JSON \
+                object, the payload for the provider's authentication function).
 
                 At an OpenID Connect provider: without any of these, log in with a browser (opened with xdg-open \
                 when a display exists; --no-browser prints the URL alone on its line on stderr, and usher waits \
@@ -121,12 +121,14 @@ extension Usher {
         @Option(help: "With --id-token: the nonce the ID token must carry.")
         var nonce: String?
 
-        @Option(
-            help: ArgumentHelp(
-                "Log in through the provider's authentication function with this JSON object as its payload.",
-                valueName: "json"
-            )
+        @Flag(
+            help:
+                "Log in through the provider's authentication function; its payload, a JSON object, is read from stdin."
         )
+        var functionStdin = false
+
+        /// Refused: a payload in the arguments (a one-time code, a password) is shown to every user by `ps`.
+        @Option(help: ArgumentHelp("Removed: use --function-stdin.", valueName: "json", visibility: .hidden))
         var function: String?
 
         @Option(help: "Log in with this username and a password (an OpenID Connect provider's password grant).")
@@ -144,12 +146,20 @@ extension Usher {
         func validate() throws {
             let modes = [
                 self.email != nil, self.anonymous, self.apiKeyStdin, self.jwtStdin, self.idToken != nil,
-                self.function != nil, self.username != nil, self.device, self.clientCredentials,
+                self.functionStdin, self.username != nil, self.device, self.clientCredentials,
             ].filter { $0 }.count
+            if self.function != nil {
+                throw ValidationError(
+                    "--function is gone: a payload on the command line is shown to every user by ps. Pipe it to "
+                        + "--function-stdin instead, for example: "
+                        + "printf '%s' '{\"code\": \"1234\"}' | usher login --function-stdin"
+                )
+            }
             guard modes <= 1 else {
                 throw ValidationError(
-                    "Give at most one of --email, --anonymous, --api-key-stdin, --jwt-stdin, --id-token, --function, "
-                        + "--username, --device or --client-credentials (none: log in with a browser)."
+                    "Give at most one of --email, --anonymous, --api-key-stdin, --jwt-stdin, --id-token, "
+                        + "--function-stdin, --username, --device or --client-credentials "
+                        + "(none: log in with a browser)."
                 )
             }
             if self.passwordStdin && self.email == nil && self.username == nil {
@@ -167,23 +177,12 @@ extension Usher {
             if self.nonce != nil && self.idToken == nil {
                 throw ValidationError("--nonce goes with --id-token.")
             }
-            if let function = self.function, Self.payload(function) == nil {
-                throw ValidationError("--function must be a JSON object, such as '{\"code\": \"1234\"}'.")
-            }
-        }
-
-        /// The `--function` argument as a JSON object, or nil.
-        private static func payload(_ text: String) -> [String: JSONValue]? {
-            guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-                return nil
-            }
-            return object
         }
 
         func run() async throws {
             if self.device { return try await self.runDeviceFlow() }
             if !self.anonymous && !self.apiKeyStdin && !self.jwtStdin && !self.clientCredentials && self.email == nil
-                && self.idToken == nil && self.function == nil && self.username == nil
+                && self.idToken == nil && !self.functionStdin && self.username == nil
             {
                 return try await self.runBrowserFlow()
             }
@@ -218,7 +217,8 @@ extension Usher {
                 ]
                 if let nonce = self.nonce { credentials["nonce"] = .string(nonce) }
                 request = LoginRequest(provider: self.provider, credentials: credentials)
-            } else if let function = self.function, let payload = Self.payload(function) {
+            } else if self.functionStdin {
+                let payload = try Secrets.jsonObjectFromStandardInput(what: "function payload")
                 request = LoginRequest(
                     provider: self.provider,
                     credentials: ["type": "function", "payload": .object(payload)]

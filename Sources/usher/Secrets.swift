@@ -1,6 +1,8 @@
 import Foundation
+import UsherClient
 
-/// Reading secrets: from the terminal without echo, or from the first line of stdin.
+/// Reading secrets: from the terminal without echo, or from stdin (never from arguments, which every user of the
+/// machine can read in `ps`).
 enum Secrets {
     /// Reads a line from the controlling terminal (`/dev/tty`) with echo turned off.
     ///
@@ -31,25 +33,107 @@ enum Secrets {
             throw CLIError("cannot turn off echo: \(String(cString: strerror(errno)))")
         }
         self.write(prompt, to: descriptor)
-
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while true {
-            let count = read(descriptor, &byte, 1)
-            if count < 0, errno == EINTR { continue }
-            guard count == 1, byte != UInt8(ascii: "\n") else { break }
-            bytes.append(byte)
+        // Canonical mode hands over a line at a time; reading byte by byte never takes more than the line.
+        guard let line = try self.read(from: descriptor, what: "password", limit: 4096, line: true, chunk: 1) else {
+            throw CLIError("no password was entered")
         }
-        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
+        return line
     }
 
     /// The first line of stdin, without its terminator.
     static func firstLineOfStandardInput(what: String) throws(CLIError) -> String {
-        guard let line = readLine(strippingNewline: true) else {
+        // What follows the first line is never used, so reading past it does no harm.
+        guard let line = try self.read(from: STDIN_FILENO, what: what, limit: 1 << 20, line: true, chunk: 4096) else {
             throw CLIError("no \(what) on standard input")
         }
-        return line.hasSuffix("\r") ? String(line.dropLast()) : line
+        return line
+    }
+
+    /// All of stdin as one JSON object (the payload of `--function-stdin`), parsed straight from the wiped buffer.
+    static func jsonObjectFromStandardInput(what: String) throws(CLIError) -> [String: JSONValue] {
+        let object =
+            try self.withInput(
+                from: STDIN_FILENO,
+                what: what,
+                limit: 1 << 20,
+                line: false,
+                chunk: 65_536
+            ) { (bytes: UnsafeRawBufferPointer) -> [String: JSONValue]? in
+                guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
+                // No copy: the decoder reads the buffer in place.
+                let data = Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
+                    count: bytes.count,
+                    deallocator: .none
+                )
+                guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+                    return nil
+                }
+                return object
+            } ?? nil
+        guard let object else {
+            throw CLIError("the \(what) on standard input must be a JSON object, such as {\"code\": \"1234\"}")
+        }
+        return object
+    }
+
+    /// Reads a secret (a line, or everything) from `descriptor`; nil at end of input before any byte or line end.
+    private static func read(
+        from descriptor: Int32,
+        what: String,
+        limit: Int,
+        line: Bool,
+        chunk: Int
+    ) throws(CLIError) -> String? {
+        try self.withInput(from: descriptor, what: what, limit: limit, line: line, chunk: chunk) { bytes in
+            var bytes = bytes
+            if line, bytes.last == UInt8(ascii: "\r") { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Reads into a buffer of `limit` bytes allocated once (so no reallocation leaves a copy behind), lends what was
+    /// read to `body`, then overwrites the buffer with zeros before freeing it.
+    ///
+    /// Swift cannot wipe a `String`: the one `body` makes, and the request built from it, stay in memory until it
+    /// is reused. What this guarantees is that the raw input does not linger, and that stdin is read with `read(2)`,
+    /// not through stdio's buffer, which would keep a copy.
+    private static func withInput<Result>(
+        from descriptor: Int32,
+        what: String,
+        limit: Int,
+        line: Bool,
+        chunk: Int,
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(CLIError) -> Result? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: limit, alignment: 1)
+        defer {
+            explicit_bzero(buffer.baseAddress!, buffer.count)
+            buffer.deallocate()
+        }
+        var count = 0
+        var ended = false
+        while count < limit {
+            let wanted = min(chunk, limit - count)
+            let got = Foundation.read(descriptor, buffer.baseAddress! + count, wanted)
+            if got < 0, errno == EINTR { continue }
+            guard got >= 0 else {
+                throw CLIError("cannot read the \(what): \(String(cString: strerror(errno)))")
+            }
+            if got == 0 {
+                if count == 0 { return nil }
+                ended = true
+                break
+            }
+            if line, let newline = buffer[count..<(count + got)].firstIndex(of: UInt8(ascii: "\n")) {
+                count = newline
+                ended = true
+                break
+            }
+            count += got
+        }
+        guard ended else { throw CLIError("the \(what) is longer than \(limit) bytes") }
+        return body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     private static func write(_ text: String, to descriptor: Int32) {

@@ -426,13 +426,18 @@ struct OutsideCredentialsTests {
 
                 let function = try await CLITests.usher(
                     daemon,
-                    ["login", "--function", #"{"mode": "accept", "user": "kiosk"}"#]
+                    ["login", "--function-stdin"],
+                    stdin: #"{"mode": "accept", "user": "kiosk"}"#
                 )
                 #expect(function.status == 0, "\(function.stderr)")
                 #expect(function.stdout.contains("kiosk@example.com"))
 
                 // The daemon's refusals: exit 1 with the code.
-                let refused = try await CLITests.usher(daemon, ["login", "--function", #"{"mode": "refuse"}"#])
+                let refused = try await CLITests.usher(
+                    daemon,
+                    ["login", "--function-stdin"],
+                    stdin: #"{"mode": "refuse"}"# + "\n"
+                )
                 #expect(refused.status == 1)
                 #expect(refused.stderr.contains("invalid_credentials") && refused.stderr.contains("no such badge"))
                 let expired = try await CLITests.usher(
@@ -449,9 +454,8 @@ struct OutsideCredentialsTests {
                     ["login", "--id-token", "corp"],
                     ["login", "--token-stdin"],
                     ["login", "--jwt-stdin", "--nonce", "abc"],
-                    ["login", "--function", "not json"],
-                    ["login", "--function", "[1, 2]"],
-                    ["login", "--function", "{}", "--id-token", "corp", "--token-stdin"],
+                    ["login", "--function", #"{"mode": "accept", "user": "argv"}"#],
+                    ["login", "--function-stdin", "--id-token", "corp", "--token-stdin"],
                 ]
                 for arguments in usage {
                     let result = try await CLITests.usher(daemon, arguments, stdin: "x\n")

@@ -379,10 +379,35 @@ struct GoldenJSONTests {
                 "unsupported_credentials", "invalid_credentials", "account_exists", "registration_disabled",
                 "user_not_found", "user_logged_out", "no_active_user", "conflict", "permission_denied",
                 "api_key_not_found", "provider_unavailable", "too_many_connections", "internal", "provider_error",
-                "access_denied", "expired_token", "provider_misconfigured",
+                "access_denied", "expired_token", "provider_misconfigured", "rate_limited",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)
+    }
+
+    @Test func rateLimitedCarriesRetryAfterInData() throws {
+        // `data` is additive: only errors that carry details have it, so every other error line is unchanged.
+        let error = ResponseError.rateLimited(
+            "too many failed logins for this account; try again in 30 s",
+            retryAfter: 30
+        )
+        try expectError(
+            error,
+            id: .int(4),
+            #"{"error":{"code":"rate_limited","data":{"retry_after":30},"#
+                + #""message":"too many failed logins for this account; try again in 30 s"},"id":4}"# + "\n"
+        )
+        guard
+            case .response(_, .failure(let decoded)) = try LineCodec.decodeIncoming(
+                LineCodec.encodeError(id: .int(4), error).dropLast()
+            )
+        else {
+            Issue.record("not an error response")
+            return
+        }
+        #expect(decoded == error)
+        #expect(decoded.retryAfter == 30)
+        #expect(ResponseError(.internal, "m").retryAfter == nil)
     }
 
     @Test func unknownErrorCodeStillDecodes() throws {

@@ -10,7 +10,8 @@ import _CryptoExtras
 /// scrypt is deliberately slow (about 100 ms and 32 MiB at the default cost), so the derivation runs on the
 /// injected `NIOThreadPool`: on the Swift cooperative pool or an event loop it would stall unrelated work.
 ///
-/// Passwords are hashed as their raw UTF-8 bytes, without Unicode normalisation.
+/// Passwords are hashed as their raw UTF-8 bytes, without Unicode normalisation. Those bytes are copied into a
+/// `SecretBytes` buffer that is zeroed as soon as the hash is done (what Swift does not let us wipe is said there).
 package struct PasswordHasher: Sendable {
     /// The scrypt cost parameters.
     package struct Parameters: Sendable, Hashable, CustomStringConvertible {
@@ -84,7 +85,7 @@ package struct PasswordHasher: Sendable {
     package func hash(_ password: String) async throws -> String {
         let salt = SecureRandom.bytes(count: Self.saltByteCount)
         let hash = try await derive(
-            password: Array(password.utf8),
+            password: SecretBytes(password),
             salt: salt,
             parameters: parameters,
             byteCount: Self.hashByteCount
@@ -100,7 +101,7 @@ package struct PasswordHasher: Sendable {
         guard let stored = Self.parse(encoded) else { return false }
         guard
             let candidate = try? await derive(
-                password: Array(password.utf8),
+                password: SecretBytes(password),
                 salt: stored.salt,
                 parameters: stored.parameters,
                 byteCount: stored.hash.count
@@ -117,7 +118,7 @@ package struct PasswordHasher: Sendable {
 
     /// Runs scrypt on the thread pool.
     private func derive(
-        password: [UInt8],
+        password: SecretBytes,
         salt: [UInt8],
         parameters: Parameters,
         byteCount: Int
@@ -125,14 +126,18 @@ package struct PasswordHasher: Sendable {
         try await threadPool.runIfActive {
             let key: SymmetricKey
             do {
-                key = try KDF.Scrypt.deriveKey(
-                    from: password,
-                    salt: salt,
-                    outputByteCount: byteCount,
-                    rounds: 1 << parameters.logN,
-                    blockSize: parameters.blockSize,
-                    parallelism: parameters.parallelism
-                )
+                // An UnsafeRawBufferPointer is one contiguous region, so swift-crypto hands it to scrypt without a
+                // copy of its own.
+                key = try password.withUnsafeBytes { bytes in
+                    try KDF.Scrypt.deriveKey(
+                        from: bytes,
+                        salt: salt,
+                        outputByteCount: byteCount,
+                        rounds: 1 << parameters.logN,
+                        blockSize: parameters.blockSize,
+                        parallelism: parameters.parallelism
+                    )
+                }
             } catch {
                 throw HashingError.derivationFailed
             }
