@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// Who may do what, decided by the peer's credentials. The client runs as another user (`setpriv`) against a socket
 /// anyone may open (mode 0666), so that it is the peer-credential check, not the file mode, that decides.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct AccessPolicyTests {
     /// Runs `socat` as `nobody` with the given supplementary groups, sending `lines`, returning the responses.
     static func asNobody(_ daemon: DaemonProcess, groups: [String] = [], _ lines: [String]) async throws -> [JSONValue]

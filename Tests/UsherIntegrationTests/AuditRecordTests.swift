@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// Audit records on the real daemon: one record per line whatever a request holds, bounded fields, and floods of
 /// denials coalesced.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct AuditRecordTests {
     /// The daemon's log lines that are audit records for `action`.
     static func auditLines(_ daemon: DaemonProcess, action: String) -> [Substring] {

@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// The `usher` CLI against the real daemon: what a person sees, and the exit codes scripts rely on.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct CLITests {
     static func usher(
         _ daemon: DaemonProcess?,
@@ -137,9 +137,7 @@ struct CLITests {
             try process.run()
             // Wait until the watcher is subscribed, then make something happen.
             let client = try daemon.connect()
-            for _ in 0..<200 where (try await client.result("status")["connections"]?.intValue ?? 0) < 2 {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await eventually { (try await client.result("status")["connections"]?.intValue ?? 0) >= 2 }
             let user = try #require(
                 try await client.result("login", ["credentials": ["type": "anonymous"]])["user"]?["id"]?.stringValue
             )
@@ -147,9 +145,7 @@ struct CLITests {
             client.close()
             // Stopping the daemon ends the watch with exit code 0.
             try await daemon.stop()
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(!process.isRunning)
+            try await eventually { !process.isRunning }
             #expect(process.terminationStatus == 0)
             let printed = String(decoding: await readToEnd(output.fileHandleForReading), as: UTF8.self)
             #expect(printed.contains("user_logged_in"))

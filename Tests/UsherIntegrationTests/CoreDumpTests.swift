@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// The daemon's memory stays out of core dumps and out of reach of other processes of its user.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct CoreDumpTests {
     /// Run as root, every process of this test drops `CAP_SYS_PTRACE` (which overrides the kernel's checks) from its
     /// bounding set, so that the daemon, the control process and the reader hold the same capabilities and differ only

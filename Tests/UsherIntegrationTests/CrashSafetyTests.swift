@@ -6,7 +6,7 @@ import UsherTestSupport
 
 /// Acknowledged means durable: state changes from several clients while the daemon is killed with SIGKILL at random
 /// moments and restarted, again and again.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.integrationHangGuard)
 struct CrashSafetyTests {
     enum UserState: Equatable, CustomStringConvertible {
         case loggedIn, loggedOut, absent

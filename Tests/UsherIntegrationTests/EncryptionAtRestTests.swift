@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// `daemon.token_encryption_key`: session secrets are sealed before they reach the disk.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct EncryptionAtRestTests {
     /// Every byte of the database and its write-ahead log.
     static func databaseBytes(_ daemon: DaemonProcess) -> String {

@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// `usher login --function-stdin`: the authentication function's payload (a one-time code, a password) never goes on
 /// the command line, where `ps` shows it to every user.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct FunctionPayloadCLITests {
     @Test func theCLIReadsTheFunctionPayloadFromStandardInputOnly() async throws {
         try await OutsideCredentialsTests.withOutsideWorld([]) { directory, server, deadURL in

@@ -6,7 +6,7 @@ import UsherTestSupport
 /// The authentication function's runs end with every process they started, and with none of another run's: on the
 /// real daemon, with hooks that leave processes behind in sessions of their own (`setsid`), where a process-group kill
 /// does not reach them.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.integrationHangGuard)
 struct FunctionProcessTreeTests {
     /// The hook: the payload's `mode` says what it does; every process it leaves behind writes its process ID to
     /// `pids/<name>` first, so the test can look for it afterwards.

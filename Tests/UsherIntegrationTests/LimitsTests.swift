@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// `[limits]` and hostile input on the real daemon: nothing crashes it, stalls other clients or changes state.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct LimitsTests {
     /// A connection the daemon admitted (answered `hello` on). Until the daemon has noticed connections that just
     /// closed (such as the start-up probe), it may still refuse one, and close it under our feet.

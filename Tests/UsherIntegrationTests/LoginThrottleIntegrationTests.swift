@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// Password guessing against the real daemon, with tiny thresholds: the account locks after three failures, the
 /// peer after five; another account, and another uid, carry on.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct LoginThrottleIntegrationTests {
     static let config = """
         [login_throttle]

@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// Hostile text and systemd's notification socket: a value can never add an assignment of its own.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct NotifyInjectionTests {
     /// Every key usherd may send to systemd; a line with any other key was injected.
     static let notifyKeys: Set<Substring> = [

@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// OpenID Connect providers on the real daemon against a real OpenID Connect server (django-oauth-toolkit, see
 /// `OIDCTestServer`): every login flow, refresh with rotation, revocation both ways, and a provider that goes away.
-@Suite(.timeLimit(.minutes(3)), .oidcServer)
+@Suite(.integrationHangGuard, .oidcServer)
 struct OIDCIntegrationTests {
     static func server() throws -> OIDCTestServer {
         try #require(OIDCTestServer.shared, "the suite's OpenID Connect server is not running")
@@ -381,7 +381,7 @@ struct OIDCIntegrationTests {
 }
 
 /// A provider that is not there: at start, and in the middle of a session. Each test has a server of its own.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.integrationHangGuard)
 struct OIDCProviderOutageTests {
     static func password(_ user: String, provider: String = "corp") -> [String: JSONValue] {
         [
@@ -479,7 +479,7 @@ struct OIDCProviderOutageTests {
 }
 
 /// The `type = "oidc"` section: what a bad one says, and the documented sample.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct OIDCConfigurationTests {
     static let base = "[providers.corp]\ntype = \"oidc\"\nclient_id = \"usher\"\n"
 
@@ -628,7 +628,7 @@ struct OIDCConfigurationTests {
 }
 
 /// Token exchange (RFC 8693) against a real server that supports it (idpyoidc; see `TokenExchangeServer`).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct OIDCTokenExchangeTests {
     @Test func anotherApplicationsTokenIsExchangedForASession() async throws {
         try await TokenExchangeServer.with { server in

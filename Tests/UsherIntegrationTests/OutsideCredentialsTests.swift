@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// Outside credentials on the real daemon: JWTs and ID tokens signed by keys made here and published by a JWK set
 /// server on 127.0.0.1, and an authentication function written as a shell script.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct OutsideCredentialsTests {
     static let issuer = "https://auth.example.com"
     static let corpIssuer = "https://id.corp.example"

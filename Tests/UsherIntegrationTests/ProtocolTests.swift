@@ -6,7 +6,7 @@ import UsherStore
 import UsherTestSupport
 
 /// The wire protocol on the real daemon: framing, pipelining, malformed input, events, and what survives a restart.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct ProtocolTests {
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         try await DaemonProcess.with { daemon in

@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// The user-model rules end to end: the real daemon, a real socket, NDJSON as a client writes it.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct SessionRulesTests {
     static func emailLogin(_ email: String, _ password: String = "secret123") -> [String: JSONValue] {
         ["credentials": ["type": "email_password", "email": .string(email), "password": .string(password)]]

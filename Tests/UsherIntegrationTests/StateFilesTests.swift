@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// One daemon per state directory, and the files usherd keeps secrets in: what it refuses, repairs or warns about at
 /// start, on the real daemon.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.integrationHangGuard)
 struct StateFilesTests {
     /// Runs usherd with `config` on `stateDirectory` and returns once it has exited by itself, as a daemon that
     /// refuses to start does.

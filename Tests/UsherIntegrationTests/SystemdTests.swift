@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// usherd as a systemd service: the unit files, the notification protocol, socket activation and the journal format,
 /// checked with systemd's own tools and a stand-in notification socket.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct SystemdTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -149,14 +149,13 @@ struct SystemdTests {
             )
             kill(daemon.pid, SIGHUP)
             var names: [String] = []
-            for _ in 0..<500 {
+            try await eventually {
                 names =
                     try await client.result("providers")["providers"]?.arrayValue?.compactMap {
                         $0["name"]?.stringValue
                     }
                     ?? []
-                if names.count == 2 { break }
-                try await Task.sleep(for: .milliseconds(10))
+                return names.count == 2
             }
             #expect(names == ["kiosk", "local"])
             #expect(
@@ -200,9 +199,7 @@ struct SystemdTests {
                 waitForSocket: false
             )
             // systemd-socket-activate listens first; usherd starts only when the first client connects.
-            for _ in 0..<500 where !FileManager.default.fileExists(atPath: daemon.socketPath) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await eventually { FileManager.default.fileExists(atPath: daemon.socketPath) }
             #expect(!daemon.log.contains("listening"))
             let client = try daemon.connect()
             #expect(try await client.result("hello")["server"] == "usherd")

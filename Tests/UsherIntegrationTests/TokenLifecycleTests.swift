@@ -4,7 +4,7 @@ import UsherProtocol
 import UsherTestSupport
 
 /// The token lifecycle on the real daemon, with lifetimes of seconds so that it plays out within a test.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct TokenLifecycleTests {
     static func shortLived(access: String, refresh: String, margin: String = "5m") -> String {
         """

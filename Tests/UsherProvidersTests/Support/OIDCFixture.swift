@@ -186,18 +186,6 @@ final class Locked<Value: Sendable>: Sendable {
     }
 }
 
-/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
-func eventually(
-    timeout: Duration = .seconds(30),
-    _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw TestSupportError("condition not met within \(timeout)") }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
-
 /// A loopback port where nothing listens, and nothing else can start listening while it is held: bound, never
 /// listened on, so connections to it are refused. (A port freed by a stopped server could be taken by another test
 /// running at the same time.)
