@@ -143,6 +143,7 @@ let package = Package(
             dependencies: [
                 "UsherProtocol",
                 "UsherClient",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -190,6 +191,7 @@ let package = Package(
         .testTarget(
             name: "UsherServerTests",
             dependencies: [
+                "UsherTestSupport",
                 "UsherServer",
                 "UsherCore",
                 "UsherStore",

@@ -203,7 +203,7 @@ struct OIDCProviderTests {
             // Nothing secret in the error or the log.
             for secret in ["hunter2", "s3cret"] {
                 #expect(!"\(actual)".contains(secret))
-                #expect(!fixture.logs.all.contains(secret))
+                #expect(!fixture.logs.text.contains(secret))
             }
         }
     }
@@ -315,7 +315,7 @@ struct OIDCProviderTests {
             // Two failures: waits of about 1 s and 2 s (less up to 10 % jitter) before the third attempt.
             #expect(ContinuousClock.now - started >= .milliseconds(2700))
             #expect(attempts.withLock { $0 } == 3)
-            #expect(fixture.logs.all.contains("discovery failed; retrying"))
+            #expect(fixture.logs.text.contains("discovery failed; retrying"))
             #expect(
                 provider.credentialTypes == ["authorization_code", "password", "client_credentials", "token_exchange"]
             )
@@ -586,8 +586,8 @@ struct OIDCProviderTests {
             #expect(message.contains("another subject"))
             fixture.server.handle("/token") { _ in OIDCFixture.tokens(idToken: try? fixture.idToken()) }
             #expect(try await provider.refresh(Self.session()).tokens.accessToken == "access-1")
-            #expect(!fixture.logs.all.contains("refresh-1"))
-            #expect(!fixture.logs.all.contains("access-"))
+            #expect(!fixture.logs.text.contains("refresh-1"))
+            #expect(!fixture.logs.text.contains("access-"))
         }
     }
 
@@ -781,7 +781,7 @@ struct OIDCProviderTests {
             #expect(await provider.revoke(Self.session()) == false)
             fixture.server.handle("/revoke") { _ in .stall }
             #expect(await fixture.provider(timeoutMilliseconds: 300).revoke(Self.session()) == false)
-            #expect(!fixture.logs.all.contains("refresh-1"))
+            #expect(!fixture.logs.text.contains("refresh-1"))
         }
         try await OIDCFixture.with { fixture in
             fixture.serveDiscovery(["revocation_endpoint": .null])
@@ -856,8 +856,8 @@ struct OIDCProviderTests {
                 Issue.record("a collected login cannot be collected again")
                 return
             }
-            #expect(!fixture.logs.all.contains("dev-1"))
-            #expect(!fixture.logs.all.contains("device-access"))
+            #expect(!fixture.logs.text.contains("dev-1"))
+            #expect(!fixture.logs.text.contains("device-access"))
         }
     }
 

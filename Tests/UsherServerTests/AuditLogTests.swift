@@ -2,6 +2,7 @@ import Logging
 import Testing
 import UsherProtocol
 import UsherServer
+import UsherTestSupport
 
 /// Coalescing of refusals in the audit log, driven by a test clock.
 @Suite(.timeLimit(.minutes(1)))
@@ -10,7 +11,7 @@ struct AuditLogTests {
 
     static func deny(
         _ audit: AuditLog,
-        _ records: LogRecords,
+        _ records: LogRecorder,
         peer: PeerCredentials = Self.peer,
         action: String = "logout"
     ) {
@@ -27,7 +28,7 @@ struct AuditLogTests {
 
     @Test func aFloodOfDenialsIsOneLineAndOneSummaryPerWindow() {
         let time = TestTime()
-        let records = LogRecords()
+        let records = LogRecorder()
         let audit = AuditLog(logger: records.logger(), window: .seconds(60), now: time.source)
         for _ in 0..<10_000 { Self.deny(audit, records) }
         #expect(records.all.count == 1)
@@ -52,7 +53,7 @@ struct AuditLogTests {
 
     @Test func eachPeerAndActionHasItsOwnFirstRecordAndWindowEndsAreSummarisedOnTheNextDenialToo() {
         let time = TestTime()
-        let records = LogRecords()
+        let records = LogRecorder()
         let audit = AuditLog(logger: records.logger(), window: .seconds(60), now: time.source)
         Self.deny(audit, records)
         Self.deny(audit, records, action: "remove_user")
@@ -68,7 +69,7 @@ struct AuditLogTests {
 
     @Test func theTableIsBoundedAndNoCountIsLost() {
         let time = TestTime()
-        let records = LogRecords()
+        let records = LogRecorder()
         let audit = AuditLog(logger: records.logger(), window: .seconds(60), maximumTracked: 8, now: time.source)
         for pid in 0..<100 {
             let peer = PeerCredentials(uid: 1000, gid: 1000, pid: Int32(pid))
@@ -86,7 +87,7 @@ struct AuditLogTests {
     }
 
     @Test func grantedCallsAreNeverCoalescedAndRequestValuesAreBounded() {
-        let records = LogRecords()
+        let records = LogRecorder()
         let audit = AuditLog(logger: records.logger(), now: TestTime().source)
         for _ in 0..<3 {
             audit.record(

@@ -6,6 +6,7 @@ import UsherCore
 import UsherProtocol
 import UsherServer
 import UsherStore
+import UsherTestSupport
 
 /// A provider that knows one password and counts how often it was asked: a refused attempt must never reach it (for
 /// the local provider, "reach it" means an scrypt hash).
@@ -68,13 +69,13 @@ struct ThrottledLoginTests {
     struct Setup {
         let provider: CountingProvider
         let dispatcher: Dispatcher
-        let records: LogRecords
+        let records: LogRecorder
         let time: TestTime
 
         init() async throws {
             let clock = ManualClock()
             self.provider = CountingProvider(clock: clock)
-            self.records = LogRecords()
+            self.records = LogRecorder()
             self.time = TestTime()
             let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
             let registry = SessionRegistry(

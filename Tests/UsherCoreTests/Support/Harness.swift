@@ -3,6 +3,7 @@ import Testing
 import UsherCore
 import UsherProtocol
 import UsherStore
+import UsherTestSupport
 
 /// A session registry over an in-memory SQLite database (whose commits a test can make fail), scripted providers and
 /// a manual clock.

@@ -16,7 +16,7 @@ final class OIDCFixture: Sendable {
     let client: HTTPClient
     let background = BackgroundWork()
     let clock: any SessionClock
-    let logs = CapturedLogs()
+    let logs = LogRecorder()
 
     var issuer: String { self.server.base }
 
@@ -141,37 +141,6 @@ final class OIDCFixture: Sendable {
         if let idToken { body["id_token"] = .string(idToken) }
         body.merge(extra) { _, new in new }
         return .json(200, TestJWT.json(body))
-    }
-}
-
-/// Every record a logger wrote, for checking that nothing secret is logged.
-final class CapturedLogs: Sendable {
-    private let records = Mutex<[String]>([])
-
-    var logger: Logger {
-        Logger(label: "test") { _ in CapturingHandler(logs: self) }
-    }
-
-    var all: String { self.records.withLock { $0.joined(separator: "\n") } }
-
-    fileprivate func append(_ record: String) {
-        self.records.withLock { $0.append(record) }
-    }
-
-    private struct CapturingHandler: LogHandler {
-        let logs: CapturedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { self.metadata[key] }
-            set { self.metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let merged = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
-            self.logs.append("\(event.level) \(event.message) \(merged)")
-        }
     }
 }
 
