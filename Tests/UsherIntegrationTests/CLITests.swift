@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import UsherProtocol
 import UsherTestSupport
@@ -132,27 +133,35 @@ struct CLITests {
             process.executableURL = URL(fileURLWithPath: try BuiltProducts.path(of: "usher"))
             process.arguments = ["--socket", daemon.socketPath, "watch"]
             let output = Pipe()
+            let printed = Mutex("")
+            output.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
             try process.run()
-            // Wait until the watcher is subscribed, then make something happen.
+            // The watcher starts and subscribes in its own time: make things happen until it has printed one.
             let client = try daemon.connect()
-            try await eventually { (try await client.result("status")["connections"]?.intValue ?? 0) >= 2 }
-            let user = try #require(
-                try await client.result("login", ["credentials": ["type": "anonymous"]])["user"]?["id"]?.stringValue
-            )
-            _ = try await client.result("logout")
+            var user = ""
+            try await eventually {
+                user = try #require(
+                    try await client.result("login", ["credentials": ["type": "anonymous"]])["user"]?["id"]?
+                        .stringValue
+                )
+                _ = try await client.result("logout")
+                return printed.withLock { $0.contains(user) && $0.contains("user_removed") }
+            }
             client.close()
-            // Stopping the daemon ends the watch with exit code 0.
+            // Stopping the daemon ends the watch with exit code 0, after it printed daemon_stopping.
             try await daemon.stop()
             try await eventually { !process.isRunning }
             #expect(process.terminationStatus == 0)
-            let printed = String(decoding: await readToEnd(output.fileHandleForReading), as: UTF8.self)
-            #expect(printed.contains("user_logged_in"))
-            #expect(printed.contains("active_user_changed"))
-            #expect(printed.contains("user_removed"))
-            #expect(printed.contains(user))
-            #expect(printed.contains("daemon_stopping"))
+            try await eventually { printed.withLock { $0.contains("daemon_stopping") } }
+            output.fileHandleForReading.readabilityHandler = nil
+            let text = printed.withLock { $0 }
+            #expect(text.contains("user_logged_in"))
+            #expect(text.contains("active_user_changed"))
         }
     }
 }
