@@ -183,6 +183,7 @@ let package = Package(
             name: "UsherServerTests",
             dependencies: [
                 "UsherServer",
+                "UsherTestSupport",
                 "UsherCore",
                 "UsherStore",
                 "UsherProviders",
@@ -190,6 +191,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -197,6 +199,7 @@ let package = Package(
             name: "UsherIntegrationTests",
             dependencies: [
                 "UsherClient",
+                "UsherCore",
                 "UsherProtocol",
                 "UsherTestSupport",
                 "UsherStore",
