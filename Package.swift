@@ -193,6 +193,7 @@ let package = Package(
             dependencies: [
                 "UsherTestSupport",
                 "UsherServer",
+                "UsherTestSupport",
                 "UsherCore",
                 "UsherStore",
                 "UsherProviders",
@@ -200,6 +201,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -218,6 +220,7 @@ let package = Package(
             name: "UsherIntegrationTests",
             dependencies: [
                 "UsherClient",
+                "UsherCore",
                 "UsherProtocol",
                 "UsherTestSupport",
                 "UsherStore",

@@ -87,8 +87,14 @@ package struct DaemonConfiguration: Sendable {
             self.limits.maximumLineBytes =
                 try limits.int("max_line_bytes", in: 1024...16_777_216) ?? self.limits.maximumLineBytes
             self.limits.maximumJSONDepth = try limits.int("max_json_depth", in: 2...512) ?? self.limits.maximumJSONDepth
+            self.limits.maximumJSONMembers =
+                try limits.int("max_json_members", in: 16...65_536) ?? self.limits.maximumJSONMembers
             self.limits.maximumConnections =
                 try limits.int("max_connections", in: 1...1_000_000) ?? self.limits.maximumConnections
+            self.limits.maximumConnectionsPerUID =
+                try limits.int("max_connections_per_uid", in: 1...1_000_000) ?? self.limits.maximumConnectionsPerUID
+            self.limits.reservedConnections =
+                try limits.int("reserved_connections", in: 1...10_000) ?? self.limits.reservedConnections
             if let idle = try limits.duration("idle_timeout", in: 1000...(7 * 86_400_000)) {
                 self.limits.idleTimeout = .milliseconds(idle)
             }

@@ -68,7 +68,15 @@ public struct LineFrameDecoder: ByteToMessageDecoder {
         seenEOF: Bool
     ) throws -> DecodingState {
         while try self.decode(context: context, buffer: &buffer) == .continue {}
-        // A partial line at end of stream is dropped: a request is only a request once its newline arrived.
+        // What is left has no terminator. At the end of the input (the peer shut down its sending side, or closed)
+        // it is the peer's last line (`printf '%s' '{"method":"status"}' | socat - UNIX-CONNECT:...`): a request like
+        // any other. When the decoder is only being removed from the pipeline, the bytes are not a line, and dropped.
+        if seenEOF, !self.overflowed, buffer.readableBytes > 0 {
+            var length = buffer.readableBytes
+            if buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") { length -= 1 }
+            let line = buffer.readSlice(length: length)!
+            context.fireChannelRead(Self.wrapInboundOut(.line(line)))
+        }
         buffer.moveReaderIndex(to: buffer.writerIndex)
         return .needMoreData
     }

@@ -9,56 +9,104 @@ public enum LineCodec {
         public var error: ResponseError
     }
 
-    /// Decodes one request line (without its line terminator).
+    /// Decodes one request line (without its line terminator), `params` included.
     public static func decodeRequest(
         _ line: some Collection<UInt8>,
-        maximumDepth: Int = 64
-    ) throws(DecodingFailure)
-        -> Request
-    {
-        if let problem = JSONShape.check(line, maximumDepth: maximumDepth) {
-            throw DecodingFailure(id: nil, error: ResponseError(.invalidRequest, problem))
+        maximumDepth: Int = 64,
+        maximumMembers: Int = 512
+    ) throws(DecodingFailure) -> Request {
+        let head = try self.decodeHead(line, maximumDepth: maximumDepth, maximumMembers: maximumMembers)
+        return Request(id: head.id, method: head.method, params: try head.decodeParams())
+    }
+
+    /// Reads a request line's envelope (`id`, `method`, where `params` is) without decoding `params`.
+    ///
+    /// The whole line is checked first, in linear time and without allocating: UTF-8, no NUL, the JSON grammar,
+    /// nesting up to `maximumDepth`, and at most `maximumMembers` members in any object or array (refused as soon as
+    /// the scan reaches one too many). So the work a line can cause before its sender's permission is known is
+    /// bounded by its length, and `params` is decoded only for a request that is allowed to run.
+    public static func decodeHead(
+        _ line: some Collection<UInt8>,
+        maximumDepth: Int = 64,
+        maximumMembers: Int = 512
+    ) throws(DecodingFailure) -> RequestHead {
+        let result: Result<RequestHead, DecodingFailure>? = line.withContiguousStorageIfAvailable { bytes in
+            Result { () throws(DecodingFailure) in
+                try Self.decodeHead(bytes, maximumDepth: maximumDepth, maximumMembers: maximumMembers)
+            }
         }
-        let value: JSONValue
+        if let result { return try result.get() }
+        return try Array(line).withUnsafeBufferPointer { bytes throws(DecodingFailure) in
+            try Self.decodeHead(bytes, maximumDepth: maximumDepth, maximumMembers: maximumMembers)
+        }
+    }
+
+    private static func decodeHead(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        maximumDepth: Int,
+        maximumMembers: Int
+    ) throws(DecodingFailure) -> RequestHead {
+        func invalid(_ message: String, id: RequestID? = nil) -> DecodingFailure {
+            DecodingFailure(id: id, error: ResponseError(.invalidRequest, message))
+        }
+        if let problem = JSONShape.check(bytes, maximumDepth: maximumDepth) { throw invalid(problem) }
+        let scanned: (kind: JSONScanner.Kind, found: [JSONScanner.Found?])
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
+            scanned = try JSONScanner.scan(
+                bytes,
+                keys: ["id", "method", "params"],
+                maximumDepth: maximumDepth,
+                maximumMembers: maximumMembers
+            )
+        } catch .tooManyMembers(let kind) {
+            let members = kind == .object ? "keys" : "elements"
+            throw invalid("an \(kind.typeName) in the request has more than \(maximumMembers) \(members)")
         } catch {
-            throw DecodingFailure(id: nil, error: ResponseError(.invalidRequest, "the line is not valid JSON"))
+            throw invalid("the line is not valid JSON")
         }
-        guard case .object(let object) = value else {
-            throw DecodingFailure(
-                id: nil,
-                error: ResponseError(.invalidRequest, "a request must be a JSON object, not \(value.typeName)")
-            )
+        guard scanned.kind == .object else {
+            throw invalid("a request must be a JSON object, not \(scanned.kind.typeName)")
         }
-        let id: RequestID?
-        switch object["id"] {
-        case .none, .some(.null): id = nil
-        case .some(.int(let value)): id = .int(value)
-        case .some(.double(let value)): id = .double(value)
-        case .some(.string(let value)): id = .string(value)
-        case .some(let other):
-            throw DecodingFailure(
-                id: nil,
-                error: ResponseError(.invalidRequest, "id must be a string or a number, not \(other.typeName)")
-            )
+        var id: RequestID?
+        if let found = scanned.found[0] {
+            switch found.kind {
+            case .null:
+                id = nil
+            case .string:
+                guard let string = JSONScanner.string(bytes, found.range) else {
+                    throw invalid("the line is not valid JSON")
+                }
+                id = .string(string)
+            case .number:
+                // Decoded as before the scanner existed, so ids keep their exact type: an integer that fits in 64
+                // bits is an integer, any other number a double, and one out of range is not JSON at all.
+                let wrapped = Data([UInt8(ascii: "[")] + Array(bytes[found.range]) + [UInt8(ascii: "]")])
+                switch (try? JSONDecoder().decode([JSONValue].self, from: wrapped))?.first {
+                case .int(let value)?: id = .int(value)
+                case .double(let value)?: id = .double(value)
+                default: throw invalid("the line is not valid JSON")
+                }
+            default:
+                throw invalid("id must be a string or a number, not \(found.kind.typeName)")
+            }
         }
-        guard case .string(let method) = object["method"] else {
-            let message =
-                object["method"].map { "method must be a string, not \($0.typeName)" } ?? "method is required"
-            throw DecodingFailure(id: id, error: ResponseError(.invalidRequest, message))
+        guard let methodValue = scanned.found[1] else { throw invalid("method is required", id: id) }
+        guard methodValue.kind == .string else {
+            throw invalid("method must be a string, not \(methodValue.kind.typeName)", id: id)
         }
-        switch object["params"] {
-        case .none, .some(.null):
-            return Request(id: id, method: method)
-        case .some(.object(let params)):
-            return Request(id: id, method: method, params: Params(params))
-        case .some(let other):
+        guard let method = JSONScanner.string(bytes, methodValue.range) else {
+            throw invalid("the line is not valid JSON")
+        }
+        guard let params = scanned.found[2], params.kind != .null else {
+            return RequestHead(id: id, method: method, paramsBytes: nil)
+        }
+        guard params.kind == .object else {
             throw DecodingFailure(
                 id: id,
-                error: ResponseError(.invalidParams, "params must be an object, not \(other.typeName)")
+                error: ResponseError(.invalidParams, "params must be an object, not \(params.kind.typeName)")
             )
         }
+        return RequestHead(id: id, method: method, paramsBytes: Array(bytes[params.range]))
     }
 
     /// Encodes a request line, terminated by `\n`.
@@ -159,65 +207,5 @@ private struct ErrorEnvelope: Encodable {
         var container = encoder.container(keyedBy: AnyCodingKey.self)
         try container.encode(self.id, forKey: AnyCodingKey("id"))
         try container.encode(self.error, forKey: AnyCodingKey("error"))
-    }
-}
-
-/// A single pass over a line that rejects what the JSON decoder should never see: NUL bytes, invalid UTF-8 and
-/// nesting deeper than the configured limit (deep nesting would otherwise cost stack in a recursive decoder).
-enum JSONShape {
-    static func check(_ bytes: some Collection<UInt8>, maximumDepth: Int) -> String? {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        var continuationBytes = 0
-        for byte in bytes {
-            if continuationBytes > 0 {
-                guard byte & 0xC0 == 0x80 else { return "the line is not valid UTF-8" }
-                continuationBytes -= 1
-                continue
-            }
-            switch byte {
-            case 0x00:
-                return "the line contains a NUL byte"
-            case 0x80..<0xC2, 0xF5...0xFF:
-                return "the line is not valid UTF-8"
-            case 0xC2...0xDF:
-                continuationBytes = 1
-                escaped = false
-                continue
-            case 0xE0...0xEF:
-                continuationBytes = 2
-                escaped = false
-                continue
-            case 0xF0...0xF4:
-                continuationBytes = 3
-                escaped = false
-                continue
-            default:
-                break
-            }
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > maximumDepth { return "the request is nested deeper than \(maximumDepth) levels" }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                depth -= 1
-            default:
-                break
-            }
-        }
-        return continuationBytes > 0 ? "the line is not valid UTF-8" : nil
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The protocol version this module speaks (`hello` reports it).
 public let protocolVersion = 1
 
@@ -69,6 +71,45 @@ public struct Request: Sendable, Hashable {
         self.id = id
         self.method = method
         self.params = params
+    }
+}
+
+/// A request line whose envelope has been read (see `LineCodec.decodeHead`): its id and method, with `params` not yet
+/// decoded, so that a server can check the method and the sender's permission before it spends anything on them.
+public struct RequestHead: Sendable, Hashable {
+    public var id: RequestID?
+    public var method: String
+    /// The `params` object as it was sent (already checked: valid JSON within the limits); nil when absent or null.
+    var paramsBytes: [UInt8]?
+
+    init(id: RequestID?, method: String, paramsBytes: [UInt8]?) {
+        self.id = id
+        self.method = method
+        self.paramsBytes = paramsBytes
+    }
+
+    /// Decodes `params`. A value that is valid JSON grammar but not representable (a number out of range, a lone
+    /// UTF-16 surrogate) makes the line invalid, as it always did.
+    public func decodeParams() throws(LineCodec.DecodingFailure) -> Params {
+        guard let bytes = self.paramsBytes else { return Params() }
+        guard case .object(let values)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
+            throw LineCodec.DecodingFailure(
+                id: nil,
+                error: ResponseError(.invalidRequest, "the line is not valid JSON")
+            )
+        }
+        return Params(values)
+    }
+
+    /// A top-level string member of `params`, read without decoding the rest (for the record of a refused request).
+    public func peekParam(_ key: String) -> String? {
+        guard let bytes = self.paramsBytes else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer in
+            guard let found = try? JSONScanner.scan(buffer, keys: [key], maximumDepth: .max, maximumMembers: .max),
+                let value = found.found[0], value.kind == .string
+            else { return nil }
+            return JSONScanner.string(buffer, value.range)
+        }
     }
 }
 

@@ -80,7 +80,8 @@ package struct AccessRule: Sendable, Hashable {
 /// Decides what a peer may do from its credentials.
 ///
 /// The daemon's own uid and root may always do everything. Anyone else gets the union of what the rules that match
-/// it allow; with no rules, nothing but `hello`.
+/// it allow; with no rules, nothing but `hello`. A value: the server keeps the one in force in `ServerSettings` and
+/// asks it again for every request, so a reload applies to connections that are already open.
 package struct AccessPolicy: Sendable, Hashable {
     package var daemonUID: UInt32
     package var rules: [AccessRule]
@@ -90,8 +91,13 @@ package struct AccessPolicy: Sendable, Hashable {
         self.rules = rules
     }
 
+    /// Root and the daemon's own uid: every permission, whatever the rules say, and connection slots of their own.
+    package func isPrivileged(_ peer: PeerCredentials) -> Bool {
+        peer.uid == 0 || peer.uid == self.daemonUID
+    }
+
     package func permissions(for peer: PeerCredentials) -> Set<Permission> {
-        if peer.uid == 0 || peer.uid == self.daemonUID { return Set(Permission.allCases) }
+        if self.isPrivileged(peer) { return Set(Permission.allCases) }
         var granted = Set<Permission>()
         for rule in self.rules where rule.matches(peer) { granted.formUnion(rule.allow) }
         return granted

@@ -11,10 +11,10 @@ package struct Dispatcher: Sendable {
         case subscribed(response: [UInt8], subscription: EventHub.LineSubscription)
     }
 
-    /// What the dispatcher knows about the connection a request came on.
+    /// What the dispatcher knows about the connection a request came on. Not what the peer may do: that is asked of
+    /// the policy in force for every request, so a reload applies to connections that are already open.
     package struct Context: Sendable {
         package var peer: PeerCredentials
-        package var permissions: Set<Permission>
         /// The peer's executable (`/proc/PID/exe`), when it can be read.
         package var executable: String?
         package var logger: Logger
@@ -23,13 +23,11 @@ package struct Dispatcher: Sendable {
 
         package init(
             peer: PeerCredentials,
-            permissions: Set<Permission>,
             executable: String? = nil,
             logger: Logger,
             close: @escaping @Sendable () -> Void = {}
         ) {
             self.peer = peer
-            self.permissions = permissions
             self.executable = executable
             self.logger = logger
             self.close = close
@@ -72,38 +70,54 @@ package struct Dispatcher: Sendable {
     }
 
     /// Answers one line. Never throws: every failure becomes an error response.
+    ///
+    /// The work is ordered so that a peer cannot make the daemon spend much on a request it may not make: the line is
+    /// scanned (bounded by `[limits]`) for its method, the permission is checked against the current policy, and
+    /// only then are the parameters decoded.
     package func handle(line: some Collection<UInt8>, context: Context) async -> Outcome {
-        let request: Request
+        let limits = self.settings.limits
+        let head: RequestHead
         do {
-            request = try LineCodec.decodeRequest(line, maximumDepth: self.settings.limits.maximumJSONDepth)
+            head = try LineCodec.decodeHead(
+                line,
+                maximumDepth: limits.maximumJSONDepth,
+                maximumMembers: limits.maximumJSONMembers
+            )
         } catch {
             return .response(LineCodec.encodeError(id: error.id, error.error))
         }
-        guard let method = Method(rawValue: request.method) else {
+        guard let method = Method(rawValue: head.method) else {
             return .response(
                 LineCodec.encodeError(
-                    id: request.id,
-                    ResponseError(.unknownMethod, "unknown method \"\(request.method.prefix(64))\"")
+                    id: head.id,
+                    ResponseError(.unknownMethod, "unknown method \"\(head.method.prefix(64))\"")
                 )
             )
         }
-        if let required = Permission.required(for: method), !context.permissions.contains(required) {
+        let permissions = self.settings.policy.permissions(for: context.peer)
+        if let required = Permission.required(for: method), !permissions.contains(required) {
             self.audit(
                 method.rawValue,
-                userID: request.params["user_id"]?.stringValue,
+                userID: head.peekParam("user_id"),
                 outcome: "denied",
                 permission: required,
                 context
             )
             return .response(
                 LineCodec.encodeError(
-                    id: request.id,
+                    id: head.id,
                     ResponseError(.permissionDenied, "\(method.rawValue) needs the \"\(required.rawValue)\" permission")
                 )
             )
         }
+        let request: Request
         do {
-            let (outcome, userID) = try await self.answer(method, request, context)
+            request = Request(id: head.id, method: head.method, params: try head.decodeParams())
+        } catch {
+            return .response(LineCodec.encodeError(id: error.id, error.error))
+        }
+        do {
+            let (outcome, userID) = try await self.answer(method, request, permissions, context)
             if Self.audited.contains(method) { self.audit(method.rawValue, userID: userID, outcome: "ok", context) }
             return outcome
         } catch {
@@ -122,7 +136,12 @@ package struct Dispatcher: Sendable {
     }
 
     /// Answers a request; also returns the user it concerned, for the audit record.
-    private func answer(_ method: Method, _ request: Request, _ context: Context) async throws -> (Outcome, String?) {
+    private func answer(
+        _ method: Method,
+        _ request: Request,
+        _ permissions: Set<Permission>,
+        _ context: Context
+    ) async throws -> (Outcome, String?) {
         let id = request.id
         let params = request.params
         func reply(_ result: some Encodable, user: String? = nil) -> (Outcome, String?) {
@@ -137,7 +156,7 @@ package struct Dispatcher: Sendable {
                     server: "usherd",
                     version: self.version,
                     peer: HelloRequest.Peer(uid: context.peer.uid, gid: context.peer.gid, pid: context.peer.pid),
-                    permissions: context.permissions.sorted().map(\.rawValue)
+                    permissions: permissions.sorted().map(\.rawValue)
                 )
             )
         case .providers:

@@ -1,12 +1,49 @@
+import NIOCore
 import Synchronization
 
-/// The server settings that a configuration reload may change while the daemon runs. New connections and new
-/// requests read the current value; a connection keeps the line limit it started with.
+/// `[limits]`: what one connection, one peer uid, and all of them together may cost.
+package struct ServerLimits: Sendable, Hashable {
+    /// The longest request line, not counting its terminator.
+    package var maximumLineBytes = 65_536
+    /// The deepest nesting of arrays and objects in a request.
+    package var maximumJSONDepth = 64
+    /// The most members (keys of one object, elements of one array) any container in a request may hold. Checked
+    /// while the line is scanned, before anything is decoded.
+    package var maximumJSONMembers = 512
+    /// Connections beyond this many get `too_many_connections` and are closed; root and the daemon's own uid may
+    /// open `reservedConnections` more.
+    package var maximumConnections = 1024
+    /// Connections one peer uid may hold at once (root and the daemon's own uid are exempt).
+    package var maximumConnectionsPerUID = 64
+    /// Connections beyond `maximumConnections` that only root and the daemon's own uid may use, so that other users
+    /// filling the server can never lock out the administrator.
+    package var reservedConnections = 16
+    /// A connection that is not subscribed, has no request in progress and has sent no complete request for this long
+    /// is closed. Bytes that do not complete a request do not count.
+    package var idleTimeout: TimeAmount = .minutes(5)
+    /// Output a connection may leave unsent (a subscriber that stops reading) before it is disconnected.
+    package var maximumPendingBytes = 1_048_576
+
+    package init() {}
+}
+
+/// The server settings that a configuration reload may change while the daemon runs.
+///
+/// Every request reads the current access policy (so a reload applies to connections opened before it); a
+/// connection keeps the line limit and idle timeout it started with. Reads take a lock only long enough to copy the
+/// value (the policy is a small immutable snapshot), so they never wait behind anything slow.
 package final class ServerSettings: Sendable {
-    private let state: Mutex<(limits: ServerLimits, policy: AccessPolicy)>
+    private struct State {
+        var limits: ServerLimits
+        var policy: AccessPolicy
+        var observers: [UInt64: @Sendable () -> Void] = [:]
+        var nextObserver: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
 
     package init(limits: ServerLimits, policy: AccessPolicy) {
-        self.state = Mutex((limits, policy))
+        self.state = Mutex(State(limits: limits, policy: policy))
     }
 
     package var limits: ServerLimits {
@@ -14,8 +51,29 @@ package final class ServerSettings: Sendable {
         set { self.state.withLock { $0.limits = newValue } }
     }
 
+    /// The access policy in force. Setting it tells every policy observer, after the new policy is in place.
     package var policy: AccessPolicy {
         get { self.state.withLock { $0.policy } }
-        set { self.state.withLock { $0.policy = newValue } }
+        set {
+            let observers = self.state.withLock { state in
+                state.policy = newValue
+                return Array(state.observers.values)
+            }
+            for observer in observers { observer() }
+        }
+    }
+
+    /// Calls `observer` after every change of the policy (it reads `policy` itself, so it always sees the newest).
+    /// Returns a token for `removePolicyObserver`.
+    package func observePolicy(_ observer: @escaping @Sendable () -> Void) -> UInt64 {
+        self.state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = observer
+            return state.nextObserver
+        }
+    }
+
+    package func removePolicyObserver(_ token: UInt64) {
+        _ = self.state.withLock { $0.observers.removeValue(forKey: token) }
     }
 }

@@ -34,8 +34,58 @@ struct AccessPolicyTests {
         try daemon.directory.write("usherd.toml", "[daemon]\nsocket_mode = \"0666\"\n" + config)
         let before = daemon.log.components(separatedBy: "configuration reloaded").count
         kill(daemon.pid, SIGHUP)
-        for _ in 0..<500 where daemon.log.components(separatedBy: "configuration reloaded").count == before {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while daemon.log.components(separatedBy: "configuration reloaded").count == before {
+            guard ContinuousClock.now < deadline else { throw TestSupportError("the daemon did not reload") }
             try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func aReloadAppliesToConnectionsThatAreAlreadyOpen() async throws {
+        if let reason = OtherUser.unavailableReason {
+            print("skipped: \(reason)")
+            return
+        }
+        let everything = "[[access.rule]]\nuid = 65534\nallow = [\"read\", \"token\", \"manage\"]\n"
+        try await DaemonProcess.using(try await Self.reachableDaemon(everything)) { daemon in
+            try await daemon.start()
+            let root = try daemon.connect()
+            _ = try await root.result("login", ["credentials": ["type": "anonymous"]])
+            let rootSubscriber = try daemon.connect()
+            _ = try await rootSubscriber.result("subscribe")
+            // Two connections of nobody's, opened while the rule allows everything.
+            let client = try await OtherUser.connect(path: daemon.socketPath)
+            let subscriber = try await OtherUser.connect(path: daemon.socketPath)
+            #expect(try await client.result("hello")["peer"]?["uid"] == 65534)
+            #expect(try await client.result("access_token")["token_type"] == "Bearer")
+            // `manage` passes the permission check (and then finds no such user).
+            #expect(try await client.errorCode("switch_user", ["user_id": "u_nobody"]) == "user_not_found")
+            _ = try await subscriber.result("subscribe")
+
+            // A reload that takes away only `token`: the open connection loses exactly that.
+            try await Self.reload(daemon, "[[access.rule]]\nuid = 65534\nallow = [\"read\", \"manage\"]\n")
+            #expect(try await client.errorCode("access_token") == "permission_denied")
+            #expect(try await client.result("hello")["permissions"] == ["read", "manage"])
+            #expect(try await client.errorCode("switch_user", ["user_id": "u_nobody"]) == "user_not_found")
+            // The subscriber kept `read`, and its subscription.
+            _ = try await root.result("logout")
+            #expect(try await subscriber.nextEvent()["event"] == "user_removed")
+
+            // A reload that removes the rule: the same connections are denied, and the subscriber is told why in
+            // its last line, then let go.
+            try await Self.reload(daemon, "")
+            #expect(try await client.errorCode("switch_user", ["user_id": "u_nobody"]) == "permission_denied")
+            #expect(try await client.errorCode("current_user") == "permission_denied")
+            var last = try await subscriber.readObject()
+            while last["event"] != nil { last = try await subscriber.readObject() }
+            #expect(last["id"] == .null)
+            #expect(last["error"]?["code"] == "permission_denied")
+            #expect(last["error"]?["message"]?.stringValue?.contains("subscription has ended") == true)
+            #expect(try await subscriber.readLine() == nil)
+            // Root's subscription is untouched.
+            _ = try await root.result("login", ["credentials": ["type": "anonymous"]])
+            var event = try await rootSubscriber.nextEvent()
+            while event["event"] != "user_logged_in" { event = try await rootSubscriber.nextEvent() }
         }
     }
 

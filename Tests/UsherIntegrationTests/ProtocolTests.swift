@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import UsherCore
 import UsherProtocol
 import UsherStore
 import UsherTestSupport
@@ -93,6 +94,85 @@ struct ProtocolTests {
                 try client.send(raw: [byte])
             }
             #expect(try await client.readObject()["id"] == "slow")
+        }
+    }
+
+    /// Writes `count` logged-out users, each with a long name, straight into a fresh state directory (before the
+    /// daemon starts), so that `list_users` answers with several megabytes.
+    static func seedUsers(_ count: Int, into stateDirectory: String) async throws {
+        #expect(mkdir(stateDirectory, 0o700) == 0)
+        let database = try AppDatabase(path: "\(stateDirectory)/usher.sqlite")
+        let createdAt = Timestamp(millisecondsSinceEpoch: 1_700_000_000_000)
+        let padding = String(repeating: "n", count: 2000)
+        let users = (1...count).map { index in
+            User(
+                id: User.id(provider: "local", subject: "s\(index)"),
+                provider: "local",
+                subject: "s\(index)",
+                kind: "email_password",
+                email: "user\(index)@example.com",
+                name: "User \(index) \(padding)",
+                state: .loggedOut,
+                addedGeneration: Int64(index),
+                createdAt: createdAt,
+                lastLoginAt: nil,
+                lastActiveAt: nil,
+                activeGeneration: 0,
+                tokens: nil,
+                providerData: nil
+            )
+        }
+        try await database.commit(SessionChange(generation: Int64(count), saved: users, deleted: []))
+    }
+
+    /// A daemon whose `list_users` answer is several megabytes: far more than a socket buffer holds.
+    static func withManyUsers(_ body: (DaemonProcess) async throws -> Void) async throws {
+        let daemon = try DaemonProcess()
+        try await Self.seedUsers(Self.manyUsers, into: daemon.stateDirectory)
+        try await DaemonProcess.using(daemon) { daemon in
+            try await daemon.start()
+            try await body(daemon)
+        }
+    }
+
+    static let manyUsers = 2000
+
+    @Test func aPeerThatClosesItsSendingSideGetsEveryAnswerInFull() async throws {
+        try await Self.withManyUsers { daemon in
+            let client = try daemon.connect()
+            client.timeout = .seconds(60)
+            // Two requests, the last without its newline, then the end of the input (what `socat` does).
+            try client.send(raw: Array("{\"id\":1,\"method\":\"list_users\"}\n{\"id\":2,\"method\":\"status\"}".utf8))
+            client.closeWrite()
+            let line = try #require(try await client.readLine())
+            #expect(line.utf8.count > 4_000_000, "several megabytes: many times what a socket buffer holds")
+            let users = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+            #expect(users["id"] == 1)
+            #expect(users["result"]?["users"]?.arrayValue?.count == Self.manyUsers)
+            let status = try await client.readObject()
+            #expect(status["id"] == 2)
+            #expect(status["result"]?["users"]?["logged_out"] == .int(Int64(Self.manyUsers)))
+            // Then, and only then, the daemon closes.
+            #expect(try await client.readLine() == nil)
+        }
+    }
+
+    @Test func socatGetsTheWholeAnswerAndItsLastUnterminatedRequestAnswered() async throws {
+        try await Self.withManyUsers { daemon in
+            // `-t 60`: socat's own wait for the rest of the answer after its input ended (0.5 s by default) is a
+            // hang guard here, not something the test measures.
+            let socat = ["-t", "60", "-", "UNIX-CONNECT:\(daemon.socketPath)"]
+            let big = try await runProcess("/usr/bin/socat", socat, stdin: "{\"method\":\"list_users\"}\n")
+            #expect(big.status == 0)
+            let lines = big.stdout.split(separator: "\n")
+            #expect(lines.count == 1)
+            let users = try JSONDecoder().decode(JSONValue.self, from: Data((lines.first ?? "").utf8))
+            #expect(users["result"]?["users"]?.arrayValue?.count == Self.manyUsers)
+
+            let unterminated = try await runProcess("/usr/bin/socat", socat, stdin: "{\"method\":\"status\"}")
+            #expect(unterminated.status == 0)
+            let status = try JSONDecoder().decode(JSONValue.self, from: Data(unterminated.stdout.utf8))
+            #expect(status["result"]?["users"]?["logged_out"] == .int(Int64(Self.manyUsers)))
         }
     }
 
@@ -195,6 +275,45 @@ struct ProtocolTests {
         }
     }
 
+    @Test func theSocketHasItsModeWhenTheDaemonIsReadyAndALinkAtItsPathIsRefused() async throws {
+        let daemon = try DaemonProcess(config: "[daemon]\nsocket_mode = \"0660\"\n")
+        try await DaemonProcess.using(daemon) { daemon in
+            let notify = try NotifyListener(path: daemon.directory.file("notify"))
+            var environment = ProcessInfo.processInfo.environment
+            for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID"] { environment[key] = nil }
+            environment["NOTIFY_SOCKET"] = notify.address
+            try await daemon.start(environment: environment, waitForSocket: false)
+            _ = try await notify.waitFor("READY=1")
+            var info = stat()
+            #expect(lstat(daemon.socketPath, &info) == 0)
+            #expect(info.st_mode & S_IFMT == S_IFSOCK)
+            #expect(info.st_mode & 0o7777 == 0o660)
+            // Nothing of the daemon's is left next to the socket.
+            let entries = try FileManager.default.contentsOfDirectory(atPath: daemon.directory.path)
+            #expect(!entries.contains { $0.hasPrefix(".usherd-") }, "\(entries)")
+            try await daemon.stop()
+
+            // A symbolic link at the socket path (to a file of root's) is neither followed nor replaced: the
+            // daemon refuses to start and says why.
+            let target = daemon.directory.file("target")
+            try "secret".write(toFile: target, atomically: false, encoding: .utf8)
+            chmod(target, 0o600)
+            unlink(daemon.socketPath)
+            #expect(symlink(target, daemon.socketPath) == 0)
+            let refused = try await runProcess(
+                try BuiltProducts.path(of: "usherd"),
+                [
+                    "--config", daemon.configPath, "--socket", daemon.socketPath, "--state-directory",
+                    daemon.stateDirectory,
+                ]
+            )
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("is a symbolic link"), "\(refused.stderr)")
+            #expect(lstat(target, &info) == 0 && info.st_mode & 0o7777 == 0o600)
+            #expect(lstat(daemon.socketPath, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        }
+    }
+
     @Test func aLiveSocketIsNeverStolenAndAStaleOneIsReplaced() async throws {
         try await DaemonProcess.with { daemon in
             // A second daemon on the same socket refuses to start and leaves the first one serving.
@@ -222,6 +341,13 @@ struct ProtocolTests {
         let cases: [(String, String)] = [
             ("[daemon]\nsockett = \"/tmp/x\"\n", "daemon.sockett: unknown key"),
             ("[limits]\nmax_line_bytes = \"big\"\n", "limits.max_line_bytes: must be an integer"),
+            (
+                "[limits]\nmax_connections_per_uid = 0\n",
+                "limits.max_connections_per_uid: must be between 1 and 1000000, not 0"
+            ),
+            ("[limits]\nreserved_connections = -1\n", "limits.reserved_connections: must be between 1 and 10000"),
+            ("[limits]\nmax_json_members = 8\n", "limits.max_json_members: must be between 16 and 65536, not 8"),
+            ("[limits]\nmax_json_member = 100\n", "limits.max_json_member: unknown key"),
             (
                 "[providers.local]\ntype = \"local\"\naccess_token_lifetime = \"10 minutes\"\n",
                 "providers.local.access_token_lifetime"

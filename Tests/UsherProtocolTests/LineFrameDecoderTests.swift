@@ -212,18 +212,33 @@ struct LineFrameDecoderTests {
 
     // MARK: - end of stream
 
-    @Test func partialLineAtEndOfStreamIsDropped() throws {
-        let channel = try self.makeChannel()
-        #expect(try self.feed(channel, ["complete\n", "partial"]) == [.line("complete")])
-        #expect(try channel.finish().isClean)
-    }
-
-    @Test func partialLineAtHalfCloseIsDropped() throws {
+    @Test func aLastLineWithoutItsNewlineIsALineAtTheEndOfTheInput() throws {
+        // `printf '%s' '{"method":"status"}' | socat - UNIX-CONNECT:...`: the peer's last request has no terminator.
         let channel = try self.makeChannel()
         #expect(try self.feed(channel, ["one\ntwo\r"]) == [.line("one")])
         channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
-        #expect(try self.drain(channel) == [])
+        #expect(try self.drain(channel) == [.line("two")])
         #expect(try channel.finish().isClean)
+    }
+
+    @Test func aPartialLineIsALineWhenTheConnectionEnds() throws {
+        let channel = try self.makeChannel()
+        #expect(try self.feed(channel, ["complete\n", "partial"]) == [.line("complete")])
+        _ = try channel.finish()
+        #expect(try self.drain(channel) == [.line("partial")])
+    }
+
+    @Test func nothingIsLeftAtTheEndOfTheInputAfterALineThatWasTooLong() throws {
+        let channel = try self.makeChannel(maximumLineLength: 4)
+        #expect(try self.feed(channel, ["abcdefgh"]) == [.tooLong])
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try self.drain(channel) == [])
+        // An empty input, or one that ended with its newline, has no last line either.
+        let clean = try self.makeChannel()
+        #expect(try self.feed(clean, ["a\n"]) == [.line("a")])
+        clean.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try self.drain(clean) == [])
+        #expect(try clean.finish().isClean)
     }
 
     @Test func completeLinesBeforeEndOfStreamAreDelivered() throws {

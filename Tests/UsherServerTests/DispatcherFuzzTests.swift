@@ -8,6 +8,7 @@ import UsherProtocol
 import UsherProviders
 import UsherServer
 import UsherStore
+import UsherTestSupport
 
 /// A structure-aware mutation fuzzer for the request decoder and the dispatcher.
 ///
@@ -135,16 +136,9 @@ struct DispatcherFuzzTests {
             settings: ServerSettings(limits: ServerLimits(), policy: AccessPolicy(daemonUID: 0)),
             connectionCount: { 1 }
         )
-        let stranger = Dispatcher.Context(
-            peer: PeerCredentials(uid: 4242, gid: 4242, pid: 1),
-            permissions: [],
-            logger: logger
-        )
-        let owner = Dispatcher.Context(
-            peer: PeerCredentials(uid: 0, gid: 0, pid: 1),
-            permissions: Set(Permission.allCases),
-            logger: logger
-        )
+        // No rules: the policy gives the stranger nothing and root everything.
+        let stranger = Dispatcher.Context(peer: PeerCredentials(uid: 4242, gid: 4242, pid: 1), logger: logger)
+        let owner = Dispatcher.Context(peer: PeerCredentials(uid: 0, gid: 0, pid: 1), logger: logger)
         let codes = Set(ErrorCode.all.map(\.rawValue))
 
         for iteration in 0..<iterations {
@@ -192,12 +186,5 @@ struct DispatcherFuzzTests {
         case .double(let value): .double(value)
         case .string(let value): .string(value)
         }
-    }
-}
-
-extension JSONValue {
-    fileprivate subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
     }
 }

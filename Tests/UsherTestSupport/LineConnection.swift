@@ -11,7 +11,18 @@ package final class LineConnection {
     private var nextID = 0
     package var timeout: Duration = hangGuard
 
-    package init(path: String) throws {
+    package convenience init(path: String) throws {
+        self.init(adopting: try Self.connectedDescriptor(path: path))
+    }
+
+    /// Wraps a connected socket (made by `connectedDescriptor`, possibly on another thread with other credentials:
+    /// see `OtherUser`); the connection owns it from now on.
+    package init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// A new socket connected to `path`. The kernel records the credentials of the calling thread as the peer's.
+    package static func connectedDescriptor(path: String) throws -> Int32 {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
@@ -29,7 +40,7 @@ package final class LineConnection {
             Glibc.close(descriptor)
             throw TestSupportError("connect \(path): \(reason)")
         }
-        self.descriptor = descriptor
+        return descriptor
     }
 
     deinit { Glibc.close(self.descriptor) }
@@ -70,12 +81,16 @@ package final class LineConnection {
     /// daemon never starve other tests of the cooperative pool.
     package func readLine() async throws -> String? {
         let deadline = ContinuousClock.now + self.timeout
+        // Where the search for the newline resumes: a line of megabytes arrives in many chunks, and each is searched
+        // once.
+        var scanned = 0
         while true {
-            if let newline = self.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = self.buffer[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: self.buffer[..<newline], as: UTF8.self)
                 self.buffer.removeSubrange(...newline)
                 return line
             }
+            scanned = self.buffer.count
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw TestSupportError("no line from usherd within \(self.timeout)") }
             // Never block a thread of the cooperative pool: poll without waiting, and sleep (suspending the task)

@@ -1,0 +1,109 @@
+import NIOCore
+import Synchronization
+import UsherFraming
+
+/// What the idle timeout looks at: when a connection last made progress, whether a request is being answered, and
+/// whether it is subscribed.
+///
+/// Only complete requests count as progress: a peer that trickles one byte a second without ever finishing a line
+/// is idle. Updated by the connection's task, read by its `IdleConnectionCloser` on the event loop, hence atomics.
+final class ConnectionActivity: Sendable {
+    private let lastProgress = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
+    private let requestsInProgress = Atomic<Int>(0)
+    private let subscribedFlag = Atomic<Bool>(false)
+
+    /// A complete request arrived (it may wait a moment before it is answered).
+    func requestReceived() {
+        self.touch()
+    }
+
+    /// A request is being answered: the connection is not idle until it is done.
+    func requestStarted() {
+        self.requestsInProgress.add(1, ordering: .relaxed)
+        self.touch()
+    }
+
+    /// The request has been answered (its answer handed to the writer); the idle clock starts again from now.
+    func requestFinished() {
+        self.touch()
+        self.requestsInProgress.subtract(1, ordering: .relaxed)
+    }
+
+    /// Subscribed connections are exempt from the idle timeout.
+    var subscribed: Bool {
+        get { self.subscribedFlag.load(ordering: .relaxed) }
+        set { self.subscribedFlag.store(newValue, ordering: .relaxed) }
+    }
+
+    var isBusy: Bool { self.requestsInProgress.load(ordering: .relaxed) > 0 || self.subscribed }
+
+    var lastProgressAt: NIODeadline { .uptimeNanoseconds(self.lastProgress.load(ordering: .relaxed)) }
+
+    private func touch() {
+        self.lastProgress.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+    }
+}
+
+/// Closes a connection that has made no progress (see `ConnectionActivity`) for `limits.idle_timeout`.
+///
+/// It sits behind the line decoder, so it sees complete lines, never bytes: a request counts as progress as soon as
+/// its line is complete, even before the connection's task takes it up. One timer per connection on its event loop,
+/// re-armed for the moment the connection would become idle; it costs nothing between firings.
+final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = LineFrame
+    typealias InboundOut = LineFrame
+
+    private let activity: ConnectionActivity
+    private let timeout: TimeAmount
+    private var timer: Scheduled<Void>?
+
+    init(activity: ConnectionActivity, timeout: TimeAmount) {
+        self.activity = activity
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.arm(context: context, at: .now() + self.timeout)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.timer?.cancel()
+        self.timer = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Blank lines are not requests.
+        if case .line(let line) = Self.unwrapInboundIn(data),
+            line.readableBytesView.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") })
+        {
+            self.activity.requestReceived()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.timer?.cancel()
+        self.timer = nil
+        context.fireChannelInactive()
+    }
+
+    private func arm(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        self.timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.check(context: context)
+        }
+    }
+
+    private func check(context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        if self.activity.isBusy {
+            self.arm(context: context, at: .now() + self.timeout)
+            return
+        }
+        let idleAt = self.activity.lastProgressAt + self.timeout
+        if idleAt <= .now() {
+            context.close(promise: nil)
+        } else {
+            self.arm(context: context, at: idleAt)
+        }
+    }
+}
