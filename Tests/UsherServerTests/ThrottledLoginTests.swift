@@ -94,7 +94,14 @@ struct ThrottledLoginTests {
             self.dispatcher = Dispatcher(
                 registry: registry,
                 version: "test",
-                settings: ServerSettings(limits: ServerLimits(), policy: AccessPolicy(daemonUID: 0)),
+                settings: ServerSettings(
+                    limits: ServerLimits(),
+                    // The peers of these tests (uids 1000, 1001, 2000) may do everything: only the throttle refuses.
+                    policy: AccessPolicy(
+                        daemonUID: 0,
+                        rules: [1000, 1001, 2000].map { AccessRule(.uid($0), allow: Set(Permission.allCases)) }
+                    )
+                ),
                 auditLog: AuditLog(logger: self.records.logger(), now: self.time.source),
                 throttle: LoginThrottle(settings: settings, now: self.time.source),
                 connectionCount: { 1 }
@@ -104,7 +111,6 @@ struct ThrottledLoginTests {
         func context(uid: UInt32) -> Dispatcher.Context {
             Dispatcher.Context(
                 peer: PeerCredentials(uid: uid, gid: uid, pid: 77),
-                permissions: Set(Permission.allCases),
                 logger: self.records.logger()
             )
         }

@@ -1,4 +1,6 @@
 import Foundation
+import Testing
+import UsherProtocol
 
 /// Acting as another user from inside the test process: connections whose peer credentials (`SO_PEERCRED`) are a
 /// different uid, and file operations made with that uid's rights.
@@ -75,5 +77,29 @@ package enum OtherUser {
 
     private static func syscall(_ number: Int, _ first: Int, _ second: Int, _ third: Int) -> Int {
         Self.rawSyscall?(number, first, second, third) ?? -1
+    }
+}
+
+extension OtherUser {
+    /// Sends `lines` as `nobody` on one connection and returns every answer.
+    ///
+    /// socat gives up 0.5 s after its input ends unless told otherwise (`-t`); a login that hashes a password, or
+    /// thousands of pipelined answers, can take longer than that on a loaded machine, so it waits up to a minute for
+    /// the daemon to answer everything and close.
+    package static func send(_ daemon: DaemonProcess, _ lines: [String]) async throws -> [JSONValue] {
+        let output = try await runProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/socat", "-t", "60", "-",
+                "UNIX-CONNECT:\(daemon.socketPath)",
+            ],
+            stdin: lines.map { $0 + "\n" }.joined()
+        )
+        #expect(output.status == 0, "\(output.stderr)")
+        let answers = try output.stdout.split(separator: "\n").map {
+            try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))
+        }
+        try #require(answers.count == lines.count, "\(answers.count) answers to \(lines.count) requests")
+        return answers
     }
 }
