@@ -6,7 +6,8 @@ import UsherFraming
 /// whether it is subscribed.
 ///
 /// Only complete requests count as progress: a peer that trickles one byte a second without ever finishing a line
-/// is idle. Updated by the connection's task, read by its `IdleConnectionCloser` on the event loop, hence atomics.
+/// is idle. Updated by the connection's task and by its `IdleConnectionCloser` on the event loop, and read by the
+/// latter, hence atomics.
 final class ConnectionActivity: Sendable {
     private let lastProgress = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private let requestsInProgress = Atomic<Int>(0)

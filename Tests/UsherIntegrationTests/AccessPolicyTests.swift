@@ -50,12 +50,13 @@ struct AccessPolicyTests {
         try await DaemonProcess.using(try await Self.reachableDaemon(everything)) { daemon in
             try await daemon.start()
             let root = try daemon.connect()
-            _ = try await root.result("login", ["credentials": ["type": "anonymous"]])
             let rootSubscriber = try daemon.connect()
-            _ = try await rootSubscriber.result("subscribe")
             // Two connections of nobody's, opened while the rule allows everything.
             let client = try await OtherUser.connect(path: daemon.socketPath)
             let subscriber = try await OtherUser.connect(path: daemon.socketPath)
+            for connection in [root, rootSubscriber, client, subscriber] { connection.timeout = .seconds(60) }
+            _ = try await root.result("login", ["credentials": ["type": "anonymous"]])
+            _ = try await rootSubscriber.result("subscribe")
             #expect(try await client.result("hello")["peer"]?["uid"] == 65534)
             #expect(try await client.result("access_token")["token_type"] == "Bearer")
             // `manage` passes the permission check (and then finds no such user).

@@ -44,15 +44,16 @@ struct LimitsTests {
 
     @Test func idleConnectionsAreClosedButSubscribersStay() async throws {
         try await DaemonProcess.with(config: "[limits]\nidle_timeout = \"1s\"\n") { daemon in
-            let idle = try daemon.connect()
-            let subscriber = try daemon.connect()
-            _ = try await idle.result("hello")
-            _ = try await subscriber.result("subscribe")
+            let subscriber = try await LineConnection.established({ try daemon.connect() }, "subscribe")
+            let idle = try await LineConnection.established({ try daemon.connect() }, "hello")
             // What is checked is that the daemon closes it; the minute is only a hang guard.
-            idle.timeout = .seconds(60)
             #expect(try await idle.readLine() == nil)
             // The subscriber is still there and still gets events.
-            _ = try await daemon.connect().result("login", ["credentials": ["type": "anonymous"]])
+            _ = try await LineConnection.established(
+                { try daemon.connect() },
+                "login",
+                ["credentials": ["type": "anonymous"]]
+            )
             #expect(try await subscriber.nextEvent()["event"] == "user_logged_in")
             #expect(try await subscriber.result("hello")["server"] == "usherd")
         }

@@ -162,14 +162,24 @@ struct ProtocolTests {
             // `-t 60`: socat's own wait for the rest of the answer after its input ended (0.5 s by default) is a
             // hang guard here, not something the test measures.
             let socat = ["-t", "60", "-", "UNIX-CONNECT:\(daemon.socketPath)"]
-            let big = try await runProcess("/usr/bin/socat", socat, stdin: "{\"method\":\"list_users\"}\n")
+            let big = try await runProcess(
+                "/usr/bin/socat",
+                socat,
+                stdin: "{\"method\":\"list_users\"}\n",
+                timeout: .seconds(90)
+            )
             #expect(big.status == 0)
             let lines = big.stdout.split(separator: "\n")
             #expect(lines.count == 1)
             let users = try JSONDecoder().decode(JSONValue.self, from: Data((lines.first ?? "").utf8))
             #expect(users["result"]?["users"]?.arrayValue?.count == Self.manyUsers)
 
-            let unterminated = try await runProcess("/usr/bin/socat", socat, stdin: "{\"method\":\"status\"}")
+            let unterminated = try await runProcess(
+                "/usr/bin/socat",
+                socat,
+                stdin: "{\"method\":\"status\"}",
+                timeout: .seconds(90)
+            )
             #expect(unterminated.status == 0)
             let status = try JSONDecoder().decode(JSONValue.self, from: Data(unterminated.stdout.utf8))
             #expect(status["result"]?["users"]?["logged_out"] == .int(Int64(Self.manyUsers)))
@@ -283,7 +293,7 @@ struct ProtocolTests {
             for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID"] { environment[key] = nil }
             environment["NOTIFY_SOCKET"] = notify.address
             try await daemon.start(environment: environment, waitForSocket: false)
-            _ = try await notify.waitFor("READY=1")
+            _ = try await notify.waitFor("READY=1", timeout: .seconds(60))
             var info = stat()
             #expect(lstat(daemon.socketPath, &info) == 0)
             #expect(info.st_mode & S_IFMT == S_IFSOCK)

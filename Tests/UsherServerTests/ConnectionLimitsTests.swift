@@ -141,8 +141,7 @@ struct ConnectionLimitsTests {
     @Test func bytesThatCompleteNoRequestDoNotKeepAConnectionAlive() async throws {
         try await InProcessServer.with(limits: Self.shortIdleTimeout) { server in
             // A peer that sends one byte at a time of a line it never finishes.
-            let trickler = try server.connect()
-            _ = try await trickler.result("hello")
+            let trickler = try await LineConnection.established({ try server.connect() }, "hello")
             try trickler.send(raw: Array(#"{"id":1,"method":"hel"#.utf8))
             #expect(try await Self.trickle([UInt8(ascii: " ")], on: trickler), "still open after a minute")
             // Empty lines are not requests either.
@@ -153,14 +152,15 @@ struct ConnectionLimitsTests {
 
     @Test func subscribersAreNotIdle() async throws {
         try await InProcessServer.with(limits: Self.shortIdleTimeout) { server in
-            let subscriber = try server.connect()
-            _ = try await subscriber.result("subscribe")
-            let idle = try server.connect()
-            _ = try await idle.result("hello")
-            idle.timeout = .seconds(60)
+            let subscriber = try await LineConnection.established({ try server.connect() }, "subscribe")
+            let idle = try await LineConnection.established({ try server.connect() }, "hello")
             #expect(try await idle.readLine() == nil)
             // The subscriber outlived the idle connection and still gets events.
-            _ = try await server.connect().result("login", ["credentials": ["type": "anonymous"]])
+            _ = try await LineConnection.established(
+                { try server.connect() },
+                "login",
+                ["credentials": ["type": "anonymous"]]
+            )
             #expect(try await subscriber.nextEvent()["event"] == "user_logged_in")
         }
     }

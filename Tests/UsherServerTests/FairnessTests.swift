@@ -87,7 +87,7 @@ struct FairnessTests {
             let root = try server.connect()
             root.timeout = .seconds(60)
             _ = try await root.result("hello")
-            let flood = Flood(descriptors: descriptors, line: Self.heavyHello, count: 100)
+            let flood = Flood(descriptors: descriptors, line: Self.heavyHello, count: 60)
             let measured: Result<([Int], Int), any Error>
             do {
                 measured = .success(try await Self.measure(root, server))

@@ -114,13 +114,18 @@ final class InProcessServer: Sendable {
         }
     }
 
-    /// A connection from this process (root, when the tests run as root).
+    /// A connection from this process (root, when the tests run as root), whose reads wait up to a minute (a hang
+    /// guard: the tests share a loaded machine).
     func connect() throws -> LineConnection {
-        try LineConnection(path: self.socketPath)
+        let connection = try LineConnection(path: self.socketPath)
+        connection.timeout = .seconds(60)
+        return connection
     }
 
     /// A connection whose peer is `uid` (see `OtherUser`).
     func connect(asUID uid: UInt32) async throws -> LineConnection {
-        try await OtherUser.connect(path: self.socketPath, uid: uid, gid: uid)
+        let connection = try await OtherUser.connect(path: self.socketPath, uid: uid, gid: uid)
+        connection.timeout = .seconds(60)
+        return connection
     }
 }
