@@ -191,7 +191,6 @@ let package = Package(
         .testTarget(
             name: "UsherServerTests",
             dependencies: [
-                "UsherTestSupport",
                 "UsherServer",
                 "UsherTestSupport",
                 "UsherCore",
