@@ -69,13 +69,15 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     /// Too many failed logins for this account or from this peer's uid: the attempt was refused before the credentials
     /// were checked. `data.retry_after` says in how many seconds to try again.
     public static let rateLimited = ErrorCode("rate_limited")
+    /// The daemon is stopping and takes no new changes (requests it was already answering finish).
+    public static let shuttingDown = ErrorCode("shutting_down")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
         .invalidRequest, .unknownMethod, .invalidParams, .lineTooLong, .providerNotFound, .unsupportedCredentials,
         .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
-        .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited,
+        .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited, .shuttingDown,
     ]
 }
 

@@ -78,6 +78,10 @@ public enum LineCodec {
                 }
                 id = .string(string)
             case .number:
+                if let integer = Self.plainInteger(bytes[found.range]) {
+                    id = .int(integer)
+                    break
+                }
                 // Decoded as before the scanner existed, so ids keep their exact type: an integer that fits in 64
                 // bits is an integer, any other number a double, and one out of range is not JSON at all.
                 let wrapped = Data([UInt8(ascii: "[")] + Array(bytes[found.range]) + [UInt8(ascii: "]")])
@@ -107,6 +111,24 @@ public enum LineCodec {
             )
         }
         return RequestHead(id: id, method: method, paramsBytes: Array(bytes[params.range]))
+    }
+
+    /// The value of a JSON number made only of an optional minus and at most 18 digits (no fraction, no exponent):
+    /// the ids clients send, read without a decoder. Nil for any other number.
+    private static func plainInteger(_ digits: UnsafeBufferPointer<UInt8>.SubSequence) -> Int64? {
+        var index = digits.startIndex
+        let negative = index < digits.endIndex && digits[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let count = digits.endIndex - index
+        guard count > 0, count <= 18, count == 1 || digits[index] != UInt8(ascii: "0") else { return nil }
+        var value: Int64 = 0
+        while index < digits.endIndex {
+            let digit = digits[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+            index += 1
+        }
+        return negative ? -value : value
     }
 
     /// Encodes a request line, terminated by `\n`.

@@ -379,7 +379,7 @@ struct GoldenJSONTests {
                 "unsupported_credentials", "invalid_credentials", "account_exists", "registration_disabled",
                 "user_not_found", "user_logged_out", "no_active_user", "conflict", "permission_denied",
                 "api_key_not_found", "provider_unavailable", "too_many_connections", "internal", "provider_error",
-                "access_denied", "expired_token", "provider_misconfigured", "rate_limited",
+                "access_denied", "expired_token", "provider_misconfigured", "rate_limited", "shutting_down",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)

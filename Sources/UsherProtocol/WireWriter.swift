@@ -1,0 +1,198 @@
+import Foundation
+
+/// Writes the answers of the hot read methods (`current_user`, `list_users`, `access_token`) straight into bytes.
+///
+/// Not a JSON library: it writes exactly the few wire types below, byte for byte as `LineCodec` (Foundation's
+/// `JSONEncoder` with sorted keys and unescaped slashes) writes them, which `WireWriterTests` checks value by value.
+/// It exists because those answers are on every local program's hot path, and a list of 100,000 users must not take
+/// seconds; every other answer still goes through `LineCodec`.
+public struct WireWriter: Sendable {
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 256) {
+        self.bytes = []
+        self.bytes.reserveCapacity(capacity)
+    }
+
+    @inline(__always) mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { self.bytes.append(contentsOf: $0) }
+    }
+
+    mutating func integer(_ value: Int64) {
+        if value < 0 {
+            self.bytes.append(UInt8(ascii: "-"))
+            // -(Int64.min) overflows; its magnitude fits in UInt64.
+            self.unsigned(UInt64(bitPattern: 0 &- value))
+        } else {
+            self.unsigned(UInt64(value))
+        }
+    }
+
+    private mutating func unsigned(_ value: UInt64) {
+        var digits: (UInt64, [UInt8]) = (value, [])
+        repeat {
+            digits.1.append(UInt8(ascii: "0") + UInt8(digits.0 % 10))
+            digits.0 /= 10
+        } while digits.0 > 0
+        self.bytes.append(contentsOf: digits.1.reversed())
+    }
+
+    mutating func bool(_ value: Bool) {
+        if value { self.raw("true") } else { self.raw("false") }
+    }
+
+    /// A JSON string, escaped as `JSONEncoder` escapes it: `"` and `\`, the short forms `\b \f \n \r \t`, every other
+    /// control character as `\u00XX`, and nothing else (slashes and non-ASCII stay as they are).
+    mutating func string(_ value: String) {
+        self.bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                switch byte {
+                case 0x22: self.raw("\\\"")
+                case 0x5C: self.raw("\\\\")
+                case 0x08: self.raw("\\b")
+                case 0x0C: self.raw("\\f")
+                case 0x0A: self.raw("\\n")
+                case 0x0D: self.raw("\\r")
+                case 0x09: self.raw("\\t")
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    self.raw("\\u00")
+                    self.bytes.append(hex[Int(byte >> 4)])
+                    self.bytes.append(hex[Int(byte & 0x0F)])
+                }
+            }
+            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func optional<Value>(_ value: Value?, _ write: (inout WireWriter, Value) -> Void) {
+        if let value { write(&self, value) } else { self.raw("null") }
+    }
+
+    mutating func timestamp(_ value: Timestamp) {
+        self.string(value.rfc3339)
+    }
+}
+
+extension UserInfo {
+    /// This user as `LineCodec` encodes it.
+    public func write(to writer: inout WireWriter) {
+        writer.raw("{\"access_token_expires_at\":")
+        writer.optional(self.accessTokenExpiresAt) { $0.timestamp($1) }
+        writer.raw(",\"active\":")
+        writer.bool(self.active)
+        writer.raw(",\"created_at\":")
+        writer.timestamp(self.createdAt)
+        writer.raw(",\"email\":")
+        writer.optional(self.email) { $0.string($1) }
+        writer.raw(",\"id\":")
+        writer.string(self.id)
+        writer.raw(",\"kind\":")
+        writer.string(self.kind)
+        writer.raw(",\"last_active_at\":")
+        writer.optional(self.lastActiveAt) { $0.timestamp($1) }
+        writer.raw(",\"last_login_at\":")
+        writer.optional(self.lastLoginAt) { $0.timestamp($1) }
+        writer.raw(",\"last_refresh_error\":")
+        writer.optional(self.lastRefreshError) { $0.string($1.rawValue) }
+        writer.raw(",\"name\":")
+        writer.optional(self.name) { $0.string($1) }
+        writer.raw(",\"next_refresh_at\":")
+        writer.optional(self.nextRefreshAt) { $0.timestamp($1) }
+        writer.raw(",\"provider\":")
+        writer.string(self.provider)
+        writer.raw(",\"refresh_token_expires_at\":")
+        writer.optional(self.refreshTokenExpiresAt) { $0.timestamp($1) }
+        writer.raw(",\"retry_at\":")
+        writer.optional(self.retryAt) { $0.timestamp($1) }
+        writer.raw(",\"state\":")
+        writer.string(self.state.rawValue)
+        writer.raw(",\"token_state\":")
+        writer.string(self.tokenState.rawValue)
+        writer.raw("}")
+    }
+}
+
+extension CurrentUserRequest.Result {
+    /// This answer as `LineCodec` encodes it (without the envelope).
+    public func write(to writer: inout WireWriter) {
+        writer.raw("{\"generation\":")
+        writer.integer(self.generation)
+        writer.raw(",\"user\":")
+        writer.optional(self.user) { $1.write(to: &$0) }
+        writer.raw("}")
+    }
+}
+
+extension AccessTokenRequest.Result {
+    /// This answer as `LineCodec` encodes it (without the envelope).
+    public func write(to writer: inout WireWriter) {
+        writer.raw("{\"access_token\":")
+        writer.string(self.accessToken)
+        writer.raw(",\"expires_at\":")
+        writer.timestamp(self.expiresAt)
+        writer.raw(",\"expires_in\":")
+        writer.integer(self.expiresIn)
+        writer.raw(",\"token_type\":")
+        writer.string(self.tokenType)
+        writer.raw(",\"user_id\":")
+        writer.string(self.userID)
+        writer.raw("}")
+    }
+}
+
+extension ListUsersRequest.Result {
+    /// This answer as `LineCodec` encodes it (without the envelope).
+    public func write(to writer: inout WireWriter) {
+        writer.raw("{\"generation\":")
+        writer.integer(self.generation)
+        if let next = self.next {
+            writer.raw(",\"next\":")
+            writer.string(next)
+        }
+        writer.raw(",\"users\":[")
+        for (index, user) in self.users.enumerated() {
+            if index > 0 { writer.raw(",") }
+            user.write(to: &writer)
+        }
+        writer.raw("]}")
+    }
+}
+
+extension RequestID {
+    /// The id as the envelope writes it; nil for a kind the writer leaves to `LineCodec` (a double).
+    func write(to writer: inout WireWriter) -> Bool {
+        switch self {
+        case .int(let value): writer.integer(value)
+        case .string(let value): writer.string(value)
+        case .double: return false
+        }
+        return true
+    }
+}
+
+extension WireWriter {
+    /// A whole response line: `{"id":…,"result":…}\n` around a result already written by `write(to:)`.
+    public static func responseLine(id: RequestID?, resultJSON: some Collection<UInt8>) -> [UInt8] {
+        var writer = WireWriter(capacity: resultJSON.count + 32)
+        writer.raw("{\"id\":")
+        if let id {
+            guard id.write(to: &writer) else {
+                let value = (try? JSONDecoder().decode(JSONValue.self, from: Data(resultJSON))) ?? .null
+                return LineCodec.encodeResult(id: id, value)
+            }
+        } else {
+            writer.raw("null")
+        }
+        writer.raw(",\"result\":")
+        writer.bytes.append(contentsOf: resultJSON)
+        writer.raw("}\n")
+        return writer.bytes
+    }
+}

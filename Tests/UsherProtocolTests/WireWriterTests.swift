@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+import UsherProtocol
+
+/// The hot reads are written by `WireWriter`, everything else by `LineCodec`: both must give the same bytes for every
+/// value, or a client would see the wire format change with the method it called.
+@Suite("WireWriter")
+struct WireWriterTests {
+    /// Strings that exercise every escaping rule: quotes, backslashes, each control character, slashes (not escaped),
+    /// DEL, non-ASCII and astral characters, and the empty string.
+    static let awkwardStrings: [String] =
+        [
+            "", "plain", "joe@example.com", "a\"quote", "back\\slash", "slash/es", "tab\there", "line\nbreak",
+            "del\u{7F}", "ünïcödé", "emoji 🎉", "\u{2028}\u{2029}",
+        ] + (0..<0x20).map { "c\(String(UnicodeScalar(UInt8($0))))c" }
+
+    static func user(_ text: String, _ index: Int) -> UserInfo {
+        let time = Timestamp(millisecondsSinceEpoch: 1_790_000_000_000 + Int64(index) * 1_234_567)
+        return UserInfo(
+            id: "u_\(index)\(text)",
+            provider: "local\(text)",
+            kind: index.isMultiple(of: 2) ? "email_password" : "anonymous",
+            email: index.isMultiple(of: 3) ? nil : "\(text)@example.com",
+            name: index.isMultiple(of: 4) ? nil : text,
+            state: [UserState.loggedIn, .loggedOut, .removed][index % 3],
+            active: index.isMultiple(of: 5),
+            createdAt: time,
+            lastLoginAt: index.isMultiple(of: 2) ? time.adding(milliseconds: 1) : nil,
+            lastActiveAt: index.isMultiple(of: 3) ? nil : time.adding(milliseconds: 2),
+            accessTokenExpiresAt: index.isMultiple(of: 2) ? time.adding(milliseconds: 3_600_000) : nil,
+            refreshTokenExpiresAt: index.isMultiple(of: 3) ? time.adding(milliseconds: 86_400_000) : nil,
+            tokenState: [TokenState.fresh, .refreshing, .retrying, .none][index % 4],
+            nextRefreshAt: index.isMultiple(of: 2) ? time.adding(milliseconds: -5) : nil,
+            retryAt: index.isMultiple(of: 7) ? time : nil,
+            lastRefreshError: index.isMultiple(of: 7) ? .providerUnavailable : nil
+        )
+    }
+
+    static let ids: [RequestID?] = [
+        nil, .int(0), .int(-42), .int(Int64.max), .int(Int64.min), .string("a\"b\u{1}"), .double(1.5),
+    ]
+
+    private func expectSame(_ written: [UInt8], _ encoded: [UInt8], _ comment: Comment) {
+        #expect(
+            String(decoding: written, as: UTF8.self) == String(decoding: encoded, as: UTF8.self),
+            comment
+        )
+    }
+
+    @Test func currentUserMatchesLineCodec() {
+        for (index, text) in Self.awkwardStrings.enumerated() {
+            for user in [Self.user(text, index), nil] {
+                let result = CurrentUserRequest.Result(generation: Int64(index) * 1_000_003, user: user)
+                var writer = WireWriter()
+                result.write(to: &writer)
+                for id in Self.ids {
+                    self.expectSame(
+                        WireWriter.responseLine(id: id, resultJSON: writer.bytes),
+                        LineCodec.encodeResult(id: id, result),
+                        "current_user with \(text.debugDescription), id \(String(describing: id))"
+                    )
+                }
+            }
+        }
+    }
+
+    @Test func listUsersMatchesLineCodec() {
+        let users = Self.awkwardStrings.enumerated().map { Self.user($1, $0) }
+        for result in [
+            ListUsersRequest.Result(generation: 7, users: users),
+            ListUsersRequest.Result(generation: 0, users: []),
+            ListUsersRequest.Result(generation: 9, users: Array(users.prefix(3)), next: "a123"),
+        ] {
+            var writer = WireWriter()
+            result.write(to: &writer)
+            self.expectSame(
+                WireWriter.responseLine(id: .int(3), resultJSON: writer.bytes),
+                LineCodec.encodeResult(id: .int(3), result),
+                "list_users of \(result.users.count), next \(result.next ?? "none")"
+            )
+        }
+    }
+
+    @Test func accessTokenMatchesLineCodec() {
+        for (index, text) in Self.awkwardStrings.enumerated() {
+            let result = AccessTokenRequest.Result(
+                userID: "u_\(text)",
+                accessToken: "eyJ.\(text).sig",
+                tokenType: "Bearer",
+                expiresAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_000 + Int64(index)),
+                expiresIn: Int64(index) * 60 - 1
+            )
+            var writer = WireWriter()
+            result.write(to: &writer)
+            self.expectSame(
+                WireWriter.responseLine(id: .int(Int64(index)), resultJSON: writer.bytes),
+                LineCodec.encodeResult(id: .int(Int64(index)), result),
+                "access_token with \(text.debugDescription)"
+            )
+        }
+    }
+
+    /// The cursor a page ends with names where the next one starts, and nothing else parses as one.
+    @Test func cursorsRoundTripAndStrangersAreRefused() {
+        for generation: Int64 in [0, 1, 42, Int64.max] {
+            #expect(
+                ListUsersRequest.addedGeneration(fromCursor: ListUsersRequest.cursor(afterAddedGeneration: generation))
+                    == generation
+            )
+        }
+        for stranger in ["", "a", "a-1", "b12", "12", "a1.5", "a99999999999999999999", " a1", "a1 "] {
+            #expect(ListUsersRequest.addedGeneration(fromCursor: stranger) == nil, "\(stranger.debugDescription)")
+        }
+    }
+}
