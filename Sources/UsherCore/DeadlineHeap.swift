@@ -1,15 +1,16 @@
 import UsherProtocol
 
-/// A min-heap of per-user deadlines with replace and cancel in O(log n) amortised.
+/// A min-heap of keys by priority, with replace and remove in O(log n) amortised.
 ///
-/// Rescheduling a user pushes a new entry and marks the old one stale (lazy deletion); stale entries are skipped when
-/// they reach the top, and the heap is rebuilt when they outnumber live ones, so memory stays proportional to the
-/// number of scheduled users.
-package struct DeadlineHeap: Sendable {
+/// Re-prioritising a key pushes a new entry and marks the old one stale (lazy deletion); stale entries are skipped
+/// when they reach the top, and the heap is rebuilt when they outnumber live ones, so memory stays proportional to the
+/// number of live keys. The daemon uses it twice: token deadlines (`DeadlineHeap`, earliest first) and the recency of
+/// logged-in users (`SessionState`, most recently active first).
+package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
     private struct Entry: Sendable {
-        var deadline: Timestamp
+        var priority: Priority
         var sequence: UInt64
-        var userID: String
+        var key: String
     }
 
     private var heap: [Entry] = []
@@ -18,48 +19,54 @@ package struct DeadlineHeap: Sendable {
 
     package init() {}
 
-    /// The number of users with a deadline.
+    /// The number of live keys.
     package var count: Int { self.live.count }
 
-    package func deadline(for userID: String) -> Timestamp? { self.live[userID]?.deadline }
+    package func priority(of key: String) -> Priority? { self.live[key]?.priority }
 
-    /// The earliest live deadline.
-    package mutating func earliest() -> Timestamp? {
+    /// The live key with the smallest priority, and that priority.
+    package mutating func top() -> (key: String, priority: Priority)? {
         self.dropStaleTop()
-        return self.heap.first?.deadline
+        return self.heap.first.map { ($0.key, $0.priority) }
     }
 
-    /// Sets (or replaces) the user's deadline.
-    package mutating func schedule(_ userID: String, at deadline: Timestamp) {
+    /// Sets (or replaces) the key's priority.
+    package mutating func insert(_ key: String, priority: Priority) {
         self.nextSequence += 1
-        let entry = Entry(deadline: deadline, sequence: self.nextSequence, userID: userID)
-        self.live[userID] = entry
+        let entry = Entry(priority: priority, sequence: self.nextSequence, key: key)
+        self.live[key] = entry
         self.push(entry)
-        if self.heap.count > 64, self.heap.count > 2 * self.live.count { self.rebuild() }
+        self.compactIfSparse()
     }
 
-    package mutating func cancel(_ userID: String) {
-        self.live.removeValue(forKey: userID)
-        if self.heap.count > 64, self.heap.count > 2 * self.live.count { self.rebuild() }
+    package mutating func remove(_ key: String) {
+        guard self.live.removeValue(forKey: key) != nil else { return }
+        self.compactIfSparse()
     }
 
-    /// Removes and returns the user with the earliest deadline if it is at or before `now`.
-    package mutating func popDue(now: Timestamp) -> String? {
+    /// Removes and returns the top key if `isDue` says its priority has come.
+    package mutating func popTop(if isDue: (Priority) -> Bool) -> String? {
         self.dropStaleTop()
-        guard let top = self.heap.first, top.deadline <= now else { return nil }
-        self.popTop()
-        self.live.removeValue(forKey: top.userID)
-        return top.userID
+        guard let top = self.heap.first, isDue(top.priority) else { return nil }
+        self.popHeapTop()
+        self.live.removeValue(forKey: top.key)
+        return top.key
     }
 
-    private func isLive(_ entry: Entry) -> Bool { self.live[entry.userID]?.sequence == entry.sequence }
+    private func isLive(_ entry: Entry) -> Bool { self.live[entry.key]?.sequence == entry.sequence }
 
     private mutating func dropStaleTop() {
-        while let top = self.heap.first, !self.isLive(top) { self.popTop() }
+        while let top = self.heap.first, !self.isLive(top) { self.popHeapTop() }
+    }
+
+    private mutating func compactIfSparse() {
+        guard self.heap.count > 64, self.heap.count > 2 * self.live.count else { return }
+        // A sorted array is a valid min-heap.
+        self.heap = self.live.values.sorted(by: Self.before)
     }
 
     private static func before(_ a: Entry, _ b: Entry) -> Bool {
-        a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
+        a.priority != b.priority ? a.priority < b.priority : a.sequence < b.sequence
     }
 
     private mutating func push(_ entry: Entry) {
@@ -73,7 +80,7 @@ package struct DeadlineHeap: Sendable {
         }
     }
 
-    private mutating func popTop() {
+    private mutating func popHeapTop() {
         let last = self.heap.removeLast()
         guard !self.heap.isEmpty else { return }
         self.heap[0] = last
@@ -89,10 +96,22 @@ package struct DeadlineHeap: Sendable {
             parent = smallest
         }
     }
+}
 
-    private mutating func rebuild() {
-        let entries = self.live.values.sorted(by: Self.before)
-        // A sorted array is a valid min-heap.
-        self.heap = entries
-    }
+/// Every user's next token deadline, earliest first.
+package typealias DeadlineHeap = IndexedHeap<Timestamp>
+
+extension IndexedHeap where Priority == Timestamp {
+    package func deadline(for userID: String) -> Timestamp? { self.priority(of: userID) }
+
+    /// The earliest live deadline.
+    package mutating func earliest() -> Timestamp? { self.top()?.priority }
+
+    /// Sets (or replaces) the user's deadline.
+    package mutating func schedule(_ userID: String, at deadline: Timestamp) { self.insert(userID, priority: deadline) }
+
+    package mutating func cancel(_ userID: String) { self.remove(userID) }
+
+    /// Removes and returns the user with the earliest deadline if it is at or before `now`.
+    package mutating func popDue(now: Timestamp) -> String? { self.popTop { $0 <= now } }
 }

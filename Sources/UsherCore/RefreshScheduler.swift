@@ -5,13 +5,18 @@ import UsherProtocol
 /// single priority queue, and a single loop sleeps until the earliest one.
 ///
 /// There is no task or timer per user: 100,000 scheduled users cost a heap of 100,000 entries and one sleeping task.
-/// When a deadline earlier than the one being slept on is scheduled, the loop is woken and sleeps again on the new
-/// earliest deadline.
-package actor RefreshScheduler {
-    private var heap = DeadlineHeap()
+/// The queue is a plain structure behind a lock, so scheduling is a synchronous call that the registry makes inside its
+/// own work (no hop to another actor and back). When a deadline earlier than the one being slept on is scheduled, the
+/// loop is woken and sleeps again on the new earliest deadline.
+package final class RefreshScheduler: Sendable {
+    private struct State {
+        var heap = DeadlineHeap()
+        var inFlight = 0
+    }
+
+    private let state = Mutex(State())
     private let clock: any SessionClock
     private let maximumConcurrency: Int
-    private var inFlight = 0
     private let wakeSignal = WakeSignal()
 
     /// - Parameters:
@@ -23,20 +28,23 @@ package actor RefreshScheduler {
         self.maximumConcurrency = max(1, maximumConcurrency)
     }
 
-    package var scheduledCount: Int { self.heap.count }
+    package var scheduledCount: Int { self.state.withLock { $0.heap.count } }
 
-    package func earliestDeadline() -> Timestamp? { self.heap.earliest() }
+    package func earliestDeadline() -> Timestamp? { self.state.withLock { $0.heap.earliest() } }
 
-    package func deadline(for userID: String) -> Timestamp? { self.heap.deadline(for: userID) }
+    package func deadline(for userID: String) -> Timestamp? { self.state.withLock { $0.heap.deadline(for: userID) } }
 
     package func schedule(_ userID: String, at deadline: Timestamp) {
-        let previousEarliest = self.heap.earliest()
-        self.heap.schedule(userID, at: deadline)
-        if previousEarliest.map({ deadline < $0 }) ?? true { self.wakeSignal.fire() }
+        let wake = self.state.withLock { state in
+            let previousEarliest = state.heap.earliest()
+            state.heap.schedule(userID, at: deadline)
+            return previousEarliest.map { deadline < $0 } ?? true
+        }
+        if wake { self.wakeSignal.fire() }
     }
 
     package func cancel(_ userID: String) {
-        self.heap.cancel(userID)
+        self.state.withLock { $0.heap.cancel(userID) }
     }
 
     /// Runs until cancelled, calling `onDue` for each user whose deadline has come (at most `maximumConcurrency` at
@@ -45,26 +53,28 @@ package actor RefreshScheduler {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 let now = self.clock.now()
-                while self.inFlight < self.maximumConcurrency, let userID = self.heap.popDue(now: now) {
-                    self.inFlight += 1
+                let (due, target) = self.state.withLock { state -> ([String], Timestamp?) in
+                    var due: [String] = []
+                    while state.inFlight < self.maximumConcurrency, let userID = state.heap.popDue(now: now) {
+                        state.inFlight += 1
+                        due.append(userID)
+                    }
+                    return (due, state.inFlight < self.maximumConcurrency ? state.heap.earliest() : nil)
+                }
+                for userID in due {
                     group.addTask {
                         await onDue(userID)
-                        await self.finished()
+                        self.state.withLock { $0.inFlight -= 1 }
+                        self.wakeSignal.fire()
                     }
                 }
-                let target = self.inFlight < self.maximumConcurrency ? self.heap.earliest() : nil
-                await self.wait(until: target)
+                if due.isEmpty { await self.wait(until: target) }
             }
             group.cancelAll()
         }
     }
 
-    private func finished() {
-        self.inFlight -= 1
-        self.wakeSignal.fire()
-    }
-
-    /// Sleeps until `deadline` (forever when nil) or until woken by `schedule`/`finished`/cancellation.
+    /// Sleeps until `deadline` (forever when nil) or until woken by `schedule`, a finished handler or cancellation.
     private func wait(until deadline: Timestamp?) async {
         let clock = self.clock
         let signal = self.wakeSignal

@@ -8,4 +8,10 @@ package enum SessionError: Error, Sendable, Equatable {
     /// The provider has no such capability (API keys, registration) for this user.
     case unsupported(String)
     case apiKeyNotFound(String)
+    /// A `list_users` cursor this daemon did not issue.
+    case invalidCursor
+    /// The registry has not loaded its state yet.
+    case notReady
+    /// The daemon is stopping: no new changes or refreshes.
+    case stopping
 }

@@ -9,18 +9,6 @@ import UsherProtocol
 /// and storing it is retried: never refreshing again with the refresh token the answer replaced, which a rotating
 /// provider would refuse.
 extension SessionRegistry {
-    /// The in-memory refresh state of a logged-in user (not persisted: rebuilt from expiries at start).
-    struct TokenStatus {
-        var refreshing = false
-        var failures = 0
-        var retryAt: Timestamp?
-        var lastError: ErrorCode?
-        var nextRefreshAt: Timestamp?
-        /// A refresh the provider answered that could not be stored yet: stored at the next attempt instead of
-        /// asking the provider again. Its tokens are never handed out before they are durable.
-        var unstored: RefreshedSession?
-    }
-
     /// How long to wait before refreshing again after the provider refused the daemon's client configuration
     /// (`invalid_client`): retrying sooner cannot help, and would only hammer the provider. A configuration reload
     /// retries at once.
@@ -70,7 +58,7 @@ extension SessionRegistry {
                 // The user stays logged in through a transient failure, a provider that refuses our configuration or
                 // tokens that could not be stored; the stored token is still good if it has not expired. (State may
                 // have changed across the await: read it again.)
-                guard !(error is SessionError), let current = self.users[user.id], current.state == .loggedIn,
+                guard !(error is SessionError), let current = self.state[user.id], current.state == .loggedIn,
                     let stored = current.tokens, stored.expiresAt > self.clock.now()
                 else { throw error }
                 tokens = stored
@@ -99,9 +87,11 @@ extension SessionRegistry {
     /// Called by the scheduler when a user's deadline comes: the refresh token's own expiry ends the session without
     /// a network call; otherwise the access token is refreshed (or a refresh that could not be stored is stored).
     package func deadlineReached(for userID: String) async {
-        guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else { return }
+        guard self.lifecycle == .running, let user = self.state[userID], user.state == .loggedIn,
+            let tokens = user.tokens
+        else { return }
         let now = self.clock.now()
-        if let end = Self.sessionEnd(of: tokens), end <= now {
+        if let end = TokenDeadlines.sessionEnd(of: tokens), end <= now {
             await self.expire(userID: userID, refreshToken: tokens.refreshToken)
             return
         }
@@ -115,15 +105,15 @@ extension SessionRegistry {
 
     /// After a configuration reload: users whose refresh the provider refused for our configuration are retried at
     /// once (the reload may have fixed it) instead of at the end of their long backoff.
-    func retryMisconfiguredRefreshes() async {
+    func retryMisconfiguredRefreshes() {
         let now = self.clock.now()
-        for (userID, status) in self.tokenStatus where status.lastError == .providerMisconfigured {
-            guard let user = self.users[userID], user.state == .loggedIn, self.providers[user.provider] != nil else {
+        for (userID, status) in self.tokenStatus.entries where status.lastError == .providerMisconfigured {
+            guard let user = self.state[userID], user.state == .loggedIn, self.providers[user.provider] != nil else {
                 continue
             }
             self.tokenStatus[userID]?.retryAt = now
             self.tokenStatus[userID]?.nextRefreshAt = now
-            await self.scheduler.schedule(userID, at: now)
+            self.scheduler.schedule(userID, at: now)
         }
     }
 
@@ -131,7 +121,7 @@ extension SessionRegistry {
         do {
             try await self.mutate { draft in
                 // The session may have been replaced or ended across the suspension that led here.
-                guard let user = self.users[userID], user.state == .loggedIn,
+                guard let user = self.state[userID], user.state == .loggedIn,
                     user.tokens?.refreshToken == refreshToken
                 else { return }
                 self.endSession(of: user, reason: .refreshTokenExpired, in: &draft)
@@ -144,7 +134,7 @@ extension SessionRegistry {
                 "could not record session expiry",
                 metadata: ["user.id": "\(userID)", "error": "\(error)"]
             )
-            await self.scheduler.schedule(userID, at: self.clock.now().adding(milliseconds: 1000))
+            self.scheduler.schedule(userID, at: self.clock.now().adding(milliseconds: 1000))
         }
     }
 
@@ -152,6 +142,7 @@ extension SessionRegistry {
 
     /// Refreshes a user's tokens. Concurrent callers for the same user share one provider call (single flight).
     private func refreshTokens(of userID: String) async throws -> TokenSet {
+        try self.requireRunning()
         if self.refreshWaiters[userID] != nil {
             return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
         }
@@ -167,7 +158,7 @@ extension SessionRegistry {
     }
 
     private func performRefresh(of userID: String) async throws -> TokenSet {
-        guard let user = self.users[userID], user.state == .loggedIn, let tokens = user.tokens else {
+        guard let user = self.state[userID], user.state == .loggedIn, let tokens = user.tokens else {
             throw SessionError.userLoggedOut(userID)
         }
         guard tokens.refreshToken != nil else {
@@ -178,13 +169,13 @@ extension SessionRegistry {
             // with the old refresh token instead would be refused by a provider that rotated it.
             let stored = try await self.commitRefresh(unstored, of: userID, replacing: session, provider: user.provider)
             // Done, unless that answer is so old that its own access token is already due for a refresh.
-            guard let current = self.users[userID],
-                let deadline = self.nextDeadline(for: current, now: self.clock.now()),
+            guard let current = self.state[userID],
+                let deadline = self.configuration.deadlines.nextDeadline(for: current),
                 deadline <= self.clock.now()
             else { return stored }
         }
         // Suspension above: read the user again.
-        guard let user = self.users[userID], user.state == .loggedIn, let session = user.session else {
+        guard let user = self.state[userID], user.state == .loggedIn, let session = user.session else {
             throw SessionError.userLoggedOut(userID)
         }
         if let status = self.tokenStatus[userID], status.lastError == .providerMisconfigured,
@@ -213,7 +204,7 @@ extension SessionRegistry {
         } catch ProviderError.misconfigured(let message) {
             self.refreshesFailed += 1
             let wait = Self.misconfiguredRetryMilliseconds
-            await self.scheduleRetry(
+            self.scheduleRetry(
                 of: userID,
                 session: session,
                 code: .providerMisconfigured,
@@ -223,12 +214,12 @@ extension SessionRegistry {
             throw ProviderError.misconfigured(message)
         } catch ProviderError.unavailable(let message) {
             self.refreshesFailed += 1
-            await self.scheduleRetry(of: userID, session: session, code: .providerUnavailable, message: message)
+            self.scheduleRetry(of: userID, session: session, code: .providerUnavailable, message: message)
             throw ProviderError.unavailable(message)
         } catch {
             self.refreshesFailed += 1
             let code = ErrorCode.providerUnavailable
-            await self.scheduleRetry(of: userID, session: session, code: code, message: "refresh failed")
+            self.scheduleRetry(of: userID, session: session, code: code, message: "refresh failed")
             throw error
         }
         self.refreshesSucceeded += 1
@@ -258,6 +249,9 @@ extension SessionRegistry {
                 current.providerData = refreshed.providerData ?? current.providerData
                 draft.saved[userID] = current
                 draft.pendingWrites = refreshed.pendingWrite.map { [$0] } ?? []
+                draft.events.append(
+                    .tokenRefreshed(userID: userID, accessTokenExpiresAt: refreshed.tokens.expiresAt)
+                )
                 return true
             }
         } catch ProviderError.sessionRevoked(let message) {
@@ -269,7 +263,7 @@ extension SessionRegistry {
             if self.currentUser(userID, holding: session) != nil {
                 self.tokenStatus[userID, default: TokenStatus()].unstored = refreshed
             }
-            await self.scheduleRetry(
+            self.scheduleRetry(
                 of: userID,
                 session: session,
                 code: .internal,
@@ -278,7 +272,7 @@ extension SessionRegistry {
             )
             throw error
         }
-        guard applied, let tokens = self.users[userID]?.tokens else {
+        guard applied, let tokens = self.state[userID]?.tokens else {
             // Late result for a session that no longer exists: discard it, and revoke what the provider just issued.
             _ = await self.revoke([
                 (
@@ -293,9 +287,6 @@ extension SessionRegistry {
             ])
             throw SessionError.userLoggedOut(userID)
         }
-        self.events.publish([
-            Event(generation: self.generation, .tokenRefreshed(userID: userID, accessTokenExpiresAt: tokens.expiresAt))
-        ])
         self.logger.debug("token refreshed", metadata: ["user.id": "\(userID)"])
         return tokens
     }
@@ -303,7 +294,7 @@ extension SessionRegistry {
     /// The user, if still logged in with the session that `session` is (the same refresh token): a change computed
     /// for that session must not apply to a newer one, or to a user who logged out meanwhile.
     private func currentUser(_ userID: String, holding session: ProviderSession) -> User? {
-        guard let user = self.users[userID], user.state == .loggedIn,
+        guard let user = self.state[userID], user.state == .loggedIn,
             user.tokens?.refreshToken == session.tokens.refreshToken
         else { return nil }
         return user
@@ -313,7 +304,7 @@ extension SessionRegistry {
     /// accepts, unless the session changed meanwhile.
     private func endRevokedSession(of userID: String, refreshToken: String?, reason: String) async throws {
         try await self.mutate { draft in
-            guard let current = self.users[userID], current.state == .loggedIn,
+            guard let current = self.state[userID], current.state == .loggedIn,
                 current.tokens?.refreshToken == refreshToken
             else { return }
             self.endSession(of: current, reason: .sessionRevoked, in: &draft)
@@ -332,14 +323,14 @@ extension SessionRegistry {
         message: String,
         backoff: ClosedRange<Int64>? = nil,
         detail: String? = nil
-    ) async {
-        guard let current = self.users[userID], current.state == .loggedIn,
+    ) {
+        guard let current = self.state[userID], current.state == .loggedIn,
             current.tokens?.refreshToken == session.tokens.refreshToken
         else { return }
         var status = self.tokenStatus[userID] ?? TokenStatus()
         status.failures += 1
         var retryAt = self.clock.now().adding(
-            milliseconds: Int64.random(in: backoff ?? Self.backoffMilliseconds(failures: status.failures))
+            milliseconds: Int64.random(in: backoff ?? TokenDeadlines.backoffMilliseconds(failures: status.failures))
         )
         if let refreshExpiresAt = current.tokens?.refreshExpiresAt, refreshExpiresAt < retryAt {
             retryAt = refreshExpiresAt
@@ -348,10 +339,10 @@ extension SessionRegistry {
         status.lastError = code
         status.nextRefreshAt = retryAt
         self.tokenStatus[userID] = status
-        await self.scheduler.schedule(userID, at: retryAt)
+        self.scheduler.schedule(userID, at: retryAt)
         self.events.publish([
             Event(
-                generation: self.generation,
+                generation: self.view.generation,
                 .refreshFailed(userID: userID, code: code, message: message, retryAt: retryAt)
             )
         ])

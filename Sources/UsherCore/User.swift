@@ -106,12 +106,22 @@ package struct SessionChange: Sendable {
     /// Providers' writes that belong to this change (a rotated refresh grant): performed in the same transaction,
     /// which fails as a whole when one of them cannot be.
     package var pendingWrites: [any PendingWrite]
+    /// The committed version of each saved user that existed before the change (a saved user without one is new):
+    /// the store writes only what changed.
+    package var previous: [String: User]
 
-    package init(generation: Int64?, saved: [User], deleted: [String], pendingWrites: [any PendingWrite] = []) {
+    package init(
+        generation: Int64?,
+        saved: [User],
+        deleted: [String],
+        pendingWrites: [any PendingWrite] = [],
+        previous: [String: User] = [:]
+    ) {
         self.generation = generation
         self.saved = saved
         self.deleted = deleted
         self.pendingWrites = pendingWrites
+        self.previous = previous
     }
 }
 

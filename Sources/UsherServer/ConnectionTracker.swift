@@ -23,6 +23,7 @@ package final class ConnectionTracker: Sendable {
         var perUID: [UInt32: Int] = [:]
         /// Per uid: when a refusal was last logged, and how many were refused since without a log line.
         var refusals: [UInt32: (loggedAt: NIODeadline, unlogged: Int)] = [:]
+        var emptyWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// At most one log line per uid in this interval about refused connections, however fast it opens them.
@@ -91,11 +92,27 @@ package final class ConnectionTracker: Sendable {
 
     /// Releases an admitted connection.
     func remove(_ channel: any Channel) {
-        self.state.withLock { state in
-            guard let entry = state.connections.removeValue(forKey: ObjectIdentifier(channel)), !entry.privileged
-            else { return }
-            let remaining = state.perUID[entry.uid, default: 1] - 1
-            state.perUID[entry.uid] = remaining > 0 ? remaining : nil
+        let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if let entry = state.connections.removeValue(forKey: ObjectIdentifier(channel)), !entry.privileged {
+                let remaining = state.perUID[entry.uid, default: 1] - 1
+                state.perUID[entry.uid] = remaining > 0 ? remaining : nil
+            }
+            guard state.connections.isEmpty else { return [] }
+            defer { state.emptyWaiters = [] }
+            return state.emptyWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no connection is open.
+    func allClosed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = self.state.withLock { state -> Bool in
+                guard !state.connections.isEmpty else { return true }
+                state.emptyWaiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
         }
     }
 

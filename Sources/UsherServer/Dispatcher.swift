@@ -69,12 +69,36 @@ package struct Dispatcher: Sendable {
         self.connectionCount = connectionCount
     }
 
+    /// Where `begin` left a request.
+    package enum Step: Sendable {
+        /// Answered already (a read from the published state, or an error).
+        case answered([UInt8])
+        /// Needs the registry: finish it with `finish`, off the event loop.
+        case pending(Pending)
+    }
+
+    /// A request that passed the permission check and needs the registry.
+    package struct Pending: Sendable {
+        var head: RequestHead
+        var method: Method
+        var permissions: Set<Permission>
+    }
+
     /// Answers one line. Never throws: every failure becomes an error response.
+    package func handle(line: some Collection<UInt8>, context: Context) async -> Outcome {
+        switch self.begin(line: line, context: context) {
+        case .answered(let bytes): return .response(bytes)
+        case .pending(let pending): return await self.finish(pending, context: context)
+        }
+    }
+
+    /// The synchronous half of answering a line, run on the connection's event loop.
     ///
     /// The work is ordered so that a peer cannot make the daemon spend much on a request it may not make: the line is
     /// scanned (bounded by `[limits]`) for its method, the permission is checked against the current policy, and
-    /// only then are the parameters decoded.
-    package func handle(line: some Collection<UInt8>, context: Context) async -> Outcome {
+    /// only then are the parameters decoded. Reads are answered here, from the registry's published state
+    /// (`Dispatcher+Reads.swift`); everything else is handed to `finish`.
+    package func begin(line: some Collection<UInt8>, context: Context) -> Step {
         let limits = self.settings.limits
         let head: RequestHead
         do {
@@ -84,10 +108,10 @@ package struct Dispatcher: Sendable {
                 maximumMembers: limits.maximumJSONMembers
             )
         } catch {
-            return .response(LineCodec.encodeError(id: error.id, error.error))
+            return .answered(LineCodec.encodeError(id: error.id, error.error))
         }
         guard let method = Method(rawValue: head.method) else {
-            return .response(
+            return .answered(
                 LineCodec.encodeError(
                     id: head.id,
                     ResponseError(.unknownMethod, "unknown method \"\(head.method.prefix(64))\"")
@@ -103,36 +127,48 @@ package struct Dispatcher: Sendable {
                 permission: required,
                 context
             )
-            return .response(
+            return .answered(
                 LineCodec.encodeError(
                     id: head.id,
                     ResponseError(.permissionDenied, "\(method.rawValue) needs the \"\(required.rawValue)\" permission")
                 )
             )
         }
+        let pending = Pending(head: head, method: method, permissions: permissions)
+        return self.answerRead(pending, context: context).map(Step.answered) ?? .pending(pending)
+    }
+
+    /// The asynchronous half: decodes the parameters and asks the registry.
+    package func finish(_ pending: Pending, context: Context) async -> Outcome {
+        let method = pending.method
         let request: Request
         do {
-            request = Request(id: head.id, method: head.method, params: try head.decodeParams())
+            request = Request(id: pending.head.id, method: pending.head.method, params: try pending.head.decodeParams())
         } catch {
             return .response(LineCodec.encodeError(id: error.id, error.error))
         }
         do {
-            let (outcome, userID) = try await self.answer(method, request, permissions, context)
+            let (outcome, userID) = try await self.answer(method, request, pending.permissions, context)
             if Self.audited.contains(method) { self.audit(method.rawValue, userID: userID, outcome: "ok", context) }
             return outcome
         } catch {
-            let wire = ResponseError(mapping: error, logger: context.logger)
-            if Self.audited.contains(method) {
-                self.audit(
-                    method.rawValue,
-                    userID: request.params["user_id"]?.stringValue,
-                    outcome: wire.code.rawValue,
-                    error: wire,
-                    context
-                )
-            }
-            return .response(LineCodec.encodeError(id: request.id, wire))
+            return .response(self.failed(method, request, error, context))
         }
+    }
+
+    /// The error line for a request that failed, audited when its method is.
+    func failed(_ method: Method, _ request: Request, _ error: any Error, _ context: Context) -> [UInt8] {
+        let wire = ResponseError(mapping: error, logger: context.logger)
+        if Self.audited.contains(method) {
+            self.audit(
+                method.rawValue,
+                userID: request.params["user_id"]?.stringValue,
+                outcome: wire.code.rawValue,
+                error: wire,
+                context
+            )
+        }
+        return LineCodec.encodeError(id: request.id, wire)
     }
 
     /// Answers a request; also returns the user it concerned, for the audit record.
@@ -196,8 +232,11 @@ package struct Dispatcher: Sendable {
             _ = try CurrentUserRequest(params: params)
             return reply(await self.registry.currentUser())
         case .listUsers:
-            _ = try ListUsersRequest(params: params)
-            return reply(await self.registry.listUsers())
+            let typed = try ListUsersRequest(params: params)
+            let result = try await self.registry.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
+            var writer = WireWriter(capacity: 1024)
+            result.write(to: &writer)
+            return (.response(WireWriter.responseLine(id: id, resultJSON: writer.bytes)), nil)
         case .switchUser:
             let typed = try SwitchUserRequest(params: params)
             let result = try await self.registry.switchUser(to: typed.userID, ifGeneration: typed.ifGeneration)

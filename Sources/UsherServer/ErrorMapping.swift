@@ -29,6 +29,10 @@ extension ResponseError {
                 self.init(.unsupportedCredentials, message)
             case .apiKeyNotFound(let name):
                 self.init(.apiKeyNotFound, "no API key named \"\(name)\"")
+            case .invalidCursor:
+                self.init(.invalidParams, "params.after is not a cursor this daemon issued (pass a page's next)")
+            case .notReady, .stopping:
+                self.init(.shuttingDown, "usherd is stopping; try again once it is back")
             }
         case let error as ProviderError:
             switch error {

@@ -23,23 +23,14 @@ package enum ListenAddress: Sendable, Hashable {
 
 /// The Unix-socket server: newline-delimited JSON in, one response per request out, events to subscribers.
 ///
-/// Framing happens in channel handlers; everything else in async code over `NIOAsyncChannel`. One task per
-/// connection (plus one while it is subscribed) in a discarding task group; requests on a connection are answered
-/// in order, connections run concurrently, and a failing connection never stops the server.
+/// Each connection is served by a `RequestHandler` on its event loop: reads are answered there, changes go to the
+/// registry in a task. Connections run concurrently, requests on one connection are answered in order, and a failing
+/// connection never stops the server.
 package final class SocketServer: Service {
-    typealias Connection = NIOAsyncChannel<LineFrame, [UInt8]>
-
-    /// A connection as the listener hands it over.
-    struct Accepted: Sendable {
-        var connection: Connection
-        var peer: PeerCredentials
-        var activity: ConnectionActivity
-    }
-
     /// How long a stopping daemon lets a peer take its last answers before it closes the connection anyway.
     static let shutdownGrace: TimeAmount = .seconds(5)
 
-    private let listener: NIOAsyncChannel<Accepted, Never>
+    private let listener: any Channel
     let dispatcher: Dispatcher
     let tracker: ConnectionTracker
     let subscribers: SubscriberRoster
@@ -49,11 +40,12 @@ package final class SocketServer: Service {
     package let address: ListenAddress
 
     private init(
-        listener: NIOAsyncChannel<Accepted, Never>,
+        listener: any Channel,
         address: ListenAddress,
         socketIdentity: SocketFile.Identity?,
         dispatcher: Dispatcher,
         tracker: ConnectionTracker,
+        subscribers: SubscriberRoster,
         logger: Logger
     ) {
         self.listener = listener
@@ -62,7 +54,6 @@ package final class SocketServer: Service {
         self.dispatcher = dispatcher
         self.tracker = tracker
         self.logger = logger
-        let subscribers = SubscriberRoster(events: dispatcher.registry.events, settings: dispatcher.settings)
         self.subscribers = subscribers
         self.policyObserver = dispatcher.settings.observePolicy { subscribers.revokeUnauthorized() }
     }
@@ -78,30 +69,25 @@ package final class SocketServer: Service {
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger
     ) async throws -> SocketServer {
+        let subscribers = SubscriberRoster(events: dispatcher.registry.events, settings: dispatcher.settings)
         let bootstrap = ServerBootstrap(group: group)
             // Bursts of clients (every program on the device asking at once) queue here rather than fail with EAGAIN.
             .serverChannelOption(.backlog, value: 4096)
             // A peer that shuts down its sending side (`socat`, `nc -N`) still gets every answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let settings = dispatcher.settings
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<Accepted> = { channel in
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
             KernelPeer.credentials(of: channel).flatMapThrowing { peer in
-                let limits = settings.limits
-                let activity = ConnectionActivity()
-                let operations = channel.pipeline.syncOperations
-                try operations.addHandler(
-                    ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limits.maximumLineBytes))
+                try Self.setUp(
+                    channel,
+                    peer: peer,
+                    dispatcher: dispatcher,
+                    tracker: tracker,
+                    subscribers: subscribers,
+                    logger: logger
                 )
-                try operations.addHandler(IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout))
-                try operations.addHandler(MessageToByteHandler(LineFrameEncoder()))
-                let connection = try Connection(
-                    wrappingChannelSynchronously: channel,
-                    configuration: .init(isOutboundHalfClosureEnabled: false)
-                )
-                return Accepted(connection: connection, peer: peer, activity: activity)
             }
         }
-        let listener: NIOAsyncChannel<Accepted, Never>
+        let listener: any Channel
         var identity: SocketFile.Identity?
         switch address {
         case .path(let path, let mode):
@@ -110,12 +96,12 @@ package final class SocketServer: Service {
                 at: path,
                 mode: mode,
                 { bindPath in
-                    try await bootstrap.bind(unixDomainSocketPath: bindPath, childChannelInitializer: initializer)
+                    try await bootstrap.childChannelInitializer(initializer).bind(unixDomainSocketPath: bindPath).get()
                 },
-                close: { listener in try? await listener.channel.close() }
+                close: { listener in try? await listener.close() }
             )
         case .inherited(let descriptor, _):
-            listener = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+            listener = try await bootstrap.childChannelInitializer(initializer).withBoundSocket(descriptor).get()
         }
         return SocketServer(
             listener: listener,
@@ -123,7 +109,66 @@ package final class SocketServer: Service {
             socketIdentity: identity,
             dispatcher: dispatcher,
             tracker: tracker,
+            subscribers: subscribers,
             logger: logger
+        )
+    }
+
+    /// Admits a new connection (or tells it why not and closes it) and builds its pipeline. On its event loop.
+    private static func setUp(
+        _ channel: any Channel,
+        peer: PeerCredentials,
+        dispatcher: Dispatcher,
+        tracker: ConnectionTracker,
+        subscribers: SubscriberRoster,
+        logger: Logger
+    ) throws {
+        var logger = logger
+        logger[metadataKey: "peer.uid"] = "\(peer.uid)"
+        logger[metadataKey: "peer.pid"] = "\(peer.pid)"
+        let settings = dispatcher.settings
+        let limits = settings.limits
+        let admission = tracker.admit(
+            channel,
+            uid: peer.uid,
+            privileged: settings.policy.isPrivileged(peer),
+            limits: limits
+        )
+        guard admission == .admitted else {
+            if case .refused(let reason) = admission {
+                let (log, unlogged) = tracker.shouldLogRefusal(of: peer.uid)
+                if log {
+                    logger.warning(
+                        "too many connections; refusing one",
+                        metadata: ["reason": "\(reason)", "refused.unlogged": "\(unlogged)"]
+                    )
+                }
+                let line = LineCodec.encodeError(id: nil, ResponseError(.tooManyConnections, reason))
+                var buffer = channel.allocator.buffer(capacity: line.count)
+                buffer.writeBytes(line)
+                channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
+            }
+            return
+        }
+        channel.closeFuture.whenComplete { _ in tracker.remove(channel) }
+        let activity = ConnectionActivity()
+        let context = Dispatcher.Context(
+            peer: peer,
+            executable: KernelPeer.executable(of: peer.pid),
+            logger: logger,
+            close: { channel.close(promise: nil) }
+        )
+        let operations = channel.pipeline.syncOperations
+        try operations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limits.maximumLineBytes)))
+        try operations.addHandler(IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout))
+        try operations.addHandler(
+            RequestHandler(
+                dispatcher: dispatcher,
+                context: context,
+                activity: activity,
+                tracker: tracker,
+                subscribers: subscribers
+            )
         )
     }
 
@@ -132,20 +177,30 @@ package final class SocketServer: Service {
             self.dispatcher.settings.removePolicyObserver(self.policyObserver)
             if case .path(let path, _) = self.address { SocketFile.remove(path, ifStill: self.socketIdentity) }
         }
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await self.listener.executeThenClose { inbound in
-                    for try await accepted in inbound {
-                        group.addTask { await self.serve(accepted) }
-                    }
-                }
-                // No longer accepting. Tell subscribers first (their connections write `daemon_stopping` before they
-                // close), then let every connection finish what it is answering, and close.
-                await self.dispatcher.registry.announceStopping()
-                self.tracker.closeInputs(grace: Self.shutdownGrace)
+        let listener = self.listener
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                try? await listener.closeFuture.get()
+            } onCancel: {
+                listener.close(promise: nil)
             }
         } onGracefulShutdown: {
-            self.listener.channel.close(promise: nil)
+            listener.close(promise: nil)
         }
+        // No longer accepting. Tell subscribers first (their connections write `daemon_stopping` before they close),
+        // then let every connection finish what it is answering, and close.
+        await self.dispatcher.registry.announceStopping()
+        self.tracker.closeInputs(grace: Self.shutdownGrace)
+        await self.tracker.allClosed()
     }
+
+    /// The last line a subscriber whose `read` permission was revoked receives (an error with a null id: it answers
+    /// no request of the peer's).
+    static let revocationNotice = LineCodec.encodeError(
+        id: nil,
+        ResponseError(
+            .permissionDenied,
+            "the access policy no longer allows this peer \"read\"; the subscription has ended and the connection closes"
+        )
+    )
 }

@@ -474,7 +474,7 @@ struct LocalProviderTests {
             var expiries: [Timestamp] = []
             try await withRunningScheduler(registry) {
                 // Jump from one deadline to the next until the session is over.
-                while seen.count < 10, let deadline = await registry.scheduler.earliestDeadline() {
+                while seen.count < 10, let deadline = registry.scheduler.earliestDeadline() {
                     clock.advance(byMilliseconds: deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch)
                     let event = try #require(await log.next())
                     seen.append(log.summary(event))

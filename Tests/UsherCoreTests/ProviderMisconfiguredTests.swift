@@ -115,7 +115,7 @@ struct ProviderMisconfiguredTests {
             defaultProvider: harness.provider.name,
             configuration: harness.configuration
         )
-        #expect(await harness.registry.scheduler.deadline(for: a.id) == retryAt)
+        #expect(harness.registry.scheduler.deadline(for: a.id) == retryAt)
         #expect(await harness.user(a.id)?.retryAt == retryAt)
     }
 }

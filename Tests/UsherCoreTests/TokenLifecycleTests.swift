@@ -34,17 +34,15 @@ struct TokenLifecycleTests {
             let latest = tokens.expiresAt.adding(milliseconds: -expectedMargin)
             let earliest = latest.adding(milliseconds: -(expectedMargin / 10))
             let userID = User.id(provider: "scripted", subject: "user\(sample)")
-            let deadline = SessionRegistry.refreshDeadline(
+            let deadline = TokenDeadlines(refreshMarginMilliseconds: marginMilliseconds).refreshDeadline(
                 for: tokens,
-                userID: userID,
-                marginMilliseconds: marginMilliseconds
+                userID: userID
             )
             #expect(deadline >= earliest && deadline <= latest, "deadline \(deadline) not in [\(earliest), \(latest)]")
             seen.insert(deadline.millisecondsSinceEpoch - latest.millisecondsSinceEpoch)
-            let again = SessionRegistry.refreshDeadline(
+            let again = TokenDeadlines(refreshMarginMilliseconds: marginMilliseconds).refreshDeadline(
                 for: tokens,
-                userID: userID,
-                marginMilliseconds: marginMilliseconds
+                userID: userID
             )
             #expect(again == deadline, "the same token of the same user has the same deadline, across restarts too")
         }
@@ -59,10 +57,10 @@ struct TokenLifecycleTests {
             1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000, 256_000, 300_000, 300_000, 300_000,
         ]
         for (index, ceiling) in expected.enumerated() {
-            let range = SessionRegistry.backoffMilliseconds(failures: index + 1)
+            let range = TokenDeadlines.backoffMilliseconds(failures: index + 1)
             #expect(range == (ceiling - ceiling / 10)...ceiling, "after \(index + 1) failures")
         }
-        #expect(SessionRegistry.backoffMilliseconds(failures: 10_000) == 270_000...300_000)
+        #expect(TokenDeadlines.backoffMilliseconds(failures: 10_000) == 270_000...300_000)
     }
 
     @Test("the scheduler refreshes before expiry without any request", .timeLimit(.minutes(1)))
@@ -74,7 +72,7 @@ struct TokenLifecycleTests {
         #expect(expiry == loginTime.adding(seconds: 3600))
         let nextRefresh = try #require(await harness.user(a.id)?.nextRefreshAt)
         #expect(nextRefresh >= expiry.adding(seconds: -330) && nextRefresh <= expiry.adding(seconds: -300))
-        #expect(await harness.registry.scheduler.deadline(for: a.id) == nextRefresh)
+        #expect(harness.registry.scheduler.deadline(for: a.id) == nextRefresh)
         var log = EventLog(harness.registry)
 
         try await withRunningScheduler(harness.registry) {
@@ -187,7 +185,7 @@ struct TokenLifecycleTests {
         #expect(retrying.retryAt == retryAt)
         #expect(retrying.nextRefreshAt == retryAt)
         #expect(retrying.lastRefreshError == .providerUnavailable)
-        #expect(await harness.registry.scheduler.deadline(for: a.id) == retryAt)
+        #expect(harness.registry.scheduler.deadline(for: a.id) == retryAt)
 
         // access_token asks for more than is left: the refresh fails again, the stored token is still handed out.
         let stored = try await harness.registry.accessToken(userID: nil, minValidSeconds: 600)
@@ -361,7 +359,7 @@ struct TokenLifecycleTests {
         #expect(user.tokenState == .none)
         #expect(try await harness.storedTokens(a.id) == nil)
         #expect(harness.provider.revokedRefreshTokens == ["refresh-1", "refresh-2"], "the late tokens are revoked")
-        #expect(await harness.registry.scheduler.deadline(for: a.id) == nil)
+        #expect(harness.registry.scheduler.deadline(for: a.id) == nil)
     }
 
     @Test("a refresh that completes after a new login never overwrites the newer tokens", .timeLimit(.minutes(1)))
@@ -421,7 +419,7 @@ struct TokenLifecycleTests {
             try await restarted.accessToken(userID: a.id, minValidSeconds: 0)
         }
         // c's token expired while the daemon was down: its refresh is due at once.
-        #expect(try #require(await restarted.scheduler.earliestDeadline()) <= harness.clock.now().adding(seconds: 30))
+        #expect(try #require(restarted.scheduler.earliestDeadline()) <= harness.clock.now().adding(seconds: 30))
     }
 
     @Test("a rotated refresh token is stored durably", .timeLimit(.minutes(1)))

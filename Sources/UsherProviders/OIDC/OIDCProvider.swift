@@ -184,7 +184,7 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
                 return
             } catch {
                 failures += 1
-                let delay = Int64.random(in: SessionRegistry.backoffMilliseconds(failures: failures))
+                let delay = Int64.random(in: TokenDeadlines.backoffMilliseconds(failures: failures))
                 self.logger.warning(
                     "discovery failed; retrying",
                     metadata: [

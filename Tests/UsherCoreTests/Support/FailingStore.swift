@@ -4,8 +4,35 @@ import UsherCore
 import UsherStore
 
 /// A `SessionStore` over a real database whose commits fail on demand, as a full disk or an I/O error would make
-/// them: the change is not written at all (the database never sees it).
+/// them: the change is not written at all (the database never sees it). It counts commits, and can hold one back
+/// until the test releases it (a slow disk), so that changes queue up behind it.
 final class FailingStore: SessionStore {
+    private struct Hold {
+        var armed = false
+        var parked: CheckedContinuation<Void, Never>?
+        var commits: [SessionChange] = []
+    }
+
+    private let hold = Mutex(Hold())
+
+    /// Makes the next commit wait (once it has started) until `release()`.
+    func holdNextCommit() {
+        self.hold.withLock { $0.armed = true }
+    }
+
+    /// Whether a held commit is waiting.
+    var isHolding: Bool { self.hold.withLock { $0.parked != nil } }
+
+    func release() {
+        self.hold.withLock { hold -> CheckedContinuation<Void, Never>? in
+            defer { hold.parked = nil }
+            return hold.parked
+        }?.resume()
+    }
+
+    /// Every commit that reached the database, in order.
+    var commits: [SessionChange] { self.hold.withLock { $0.commits } }
+
     struct DiskFull: Error, CustomStringConvertible {
         var description: String { "disk I/O error (simulated)" }
     }
@@ -37,6 +64,13 @@ final class FailingStore: SessionStore {
             return true
         }
         if fail { throw DiskFull() }
+        if self.hold.withLock({ hold in
+            defer { hold.armed = false }
+            return hold.armed
+        }) {
+            await withCheckedContinuation { continuation in self.hold.withLock { $0.parked = continuation } }
+        }
         try await self.database.commit(change)
+        self.hold.withLock { $0.commits.append(change) }
     }
 }

@@ -1,0 +1,252 @@
+import UsherProtocol
+
+/// Changes: computed one at a time, committed in batches, published in order.
+///
+/// A change is a body that fills a `Draft` from the working state. Bodies run one at a time on the actor; each draft
+/// is applied to the working state at once, so the next body sees it. Changes that arrive while a batch is being
+/// written queue up and form the next batch: one transaction and one `fsync` for all of them (group commit). Only
+/// after the commit are the drafts published to the view and the event hub, in order, and the callers answered. If
+/// the commit fails, the working state is rolled back and each change of the batch is tried again on its own, so one
+/// change that cannot be committed (a refresh whose grant is gone) fails alone.
+///
+/// Whoever queues a change while no batch is being written leads: it commits batches until its own change is done,
+/// then hands the lead to the oldest waiting change.
+extension SessionRegistry {
+    /// What one change does, built from the working state and published only after it is durable.
+    struct Draft {
+        var saved: [String: User] = [:]
+        var deleted: Set<String> = []
+        var events: [Event.Payload] = []
+        /// Whether the set of users, a state or the active user changes (and with it the generation).
+        var changesGeneration = false
+        /// Set when a user becomes active through login or switch.
+        var newlyActive: String?
+        /// Sessions to revoke at their provider once the change is durable.
+        var revocations: [(provider: String, session: ProviderSession)] = []
+        /// Providers' writes committed in the same transaction (a refresh's grant rotation).
+        var pendingWrites: [any PendingWrite] = []
+
+        /// Once applied: the generation and the active user after the change, and the version of each user it
+        /// touched from before it (nil: the user did not exist).
+        var generation: Int64 = 0
+        var generationBefore: Int64 = 0
+        var activeAfter: String?
+        var activeBefore: String?
+        var previous: [String: User?] = [:]
+        /// Once published: each saved user as clients see it, as committed.
+        var infos: [String: UserInfo] = [:]
+
+        var writesSomething: Bool {
+            self.changesGeneration || !self.saved.isEmpty || !self.deleted.isEmpty || !self.pendingWrites.isEmpty
+        }
+    }
+
+    /// A change waiting for its batch.
+    final class PendingChange {
+        let compute: (inout Draft) throws -> Void
+        var outcome: Result<Draft, any Error>?
+        var waiter: CheckedContinuation<Void, Never>?
+
+        init(_ compute: @escaping (inout Draft) throws -> Void) {
+            self.compute = compute
+        }
+
+        func wake() {
+            self.waiter?.resume()
+            self.waiter = nil
+        }
+    }
+
+    /// How many changes wait for the batch being committed (for tests and `status`).
+    package var queuedChanges: Int { self.queue.count }
+
+    private final class ValueBox<Value> {
+        var value: Value?
+    }
+
+    /// Runs one change: `body` fills a draft from the working state; the change is answered once it is committed,
+    /// applied and announced. Changes are computed in arrival order.
+    @discardableResult
+    func mutate<T: Sendable>(_ body: @escaping (inout Draft) throws -> T) async throws -> (T, Draft) {
+        try self.requireRunningOrDraining()
+        let box = ValueBox<T>()
+        let change = PendingChange { draft in box.value = try body(&draft) }
+        self.queue.append(change)
+        var leading = true
+        if self.committing {
+            await withCheckedContinuation { change.waiter = $0 }
+            // Woken either because the change is done, or to lead.
+            leading = change.outcome == nil
+        } else {
+            self.committing = true
+        }
+        if leading {
+            while change.outcome == nil { await self.commitBatch(self.takeQueue()) }
+            if let next = self.queue.first {
+                next.wake()
+            } else {
+                self.committing = false
+            }
+        }
+        // The outcome is set before the change's waiter is woken, or by this task as leader.
+        let draft = try (change.outcome ?? .failure(SessionError.stopping)).get()
+        guard let value = box.value else { throw SessionError.stopping }
+        return (value, draft)
+    }
+
+    private func requireRunningOrDraining() throws(SessionError) {
+        if self.lifecycle == .loading { throw .notReady }
+    }
+
+    private func takeQueue() -> [PendingChange] {
+        defer { self.queue.removeAll(keepingCapacity: true) }
+        return self.queue
+    }
+
+    /// Computes, commits and publishes one batch; on a failed commit, rolls back and commits each change alone.
+    private func commitBatch(_ batch: [PendingChange]) async {
+        var applied: [(change: PendingChange, draft: Draft)] = []
+        var failed: [(change: PendingChange, error: any Error)] = []
+        for change in batch {
+            var draft = Draft()
+            do {
+                try change.compute(&draft)
+            } catch {
+                failed.append((change, error))
+                continue
+            }
+            self.apply(&draft)
+            applied.append((change, draft))
+        }
+        let merged = Self.merge(applied.map(\.draft))
+        if let merged {
+            do {
+                // Suspension: new changes queue up for the next batch; reads see the published state.
+                try await self.store.commit(merged)
+            } catch {
+                for (_, draft) in applied.reversed() { self.rollBack(draft) }
+                if batch.count == 1 {
+                    batch[0].outcome = .failure(error)
+                    return
+                }
+                for change in batch {
+                    change.outcome = nil
+                    await self.commitBatch([change])
+                    change.wake()
+                }
+                return
+            }
+        }
+        for index in applied.indices {
+            self.publish(&applied[index].draft)
+            applied[index].change.outcome = .success(applied[index].draft)
+        }
+        for (change, error) in failed { change.outcome = .failure(error) }
+        for change in batch { change.wake() }
+    }
+
+    /// Applies a draft to the working state, recording what it replaces.
+    private func apply(_ draft: inout Draft) {
+        let newGeneration = draft.changesGeneration ? self.state.generation + 1 : nil
+        if let newGeneration, let newlyActive = draft.newlyActive {
+            draft.saved[newlyActive]?.activeGeneration = newGeneration
+        }
+        draft.activeBefore = self.state.activeUserID
+        draft.generationBefore = self.state.generation
+        draft.generation = self.state.generation
+        guard draft.writesSomething else {
+            draft.activeAfter = self.state.activeUserID
+            return
+        }
+        for id in draft.deleted { draft.previous[id] = .some(self.state.remove(id)) }
+        for (id, user) in draft.saved {
+            if draft.previous[id] == nil { draft.previous[id] = .some(self.state[id]) }
+            self.state.put(user)
+        }
+        if let newGeneration { self.state.generation = newGeneration }
+        if let newlyActive = draft.newlyActive {
+            self.state.activeUserID = newlyActive
+        } else if let before = draft.activeBefore, self.state[before]?.state != .loggedIn {
+            self.state.activeUserID = self.state.mostRecentlyActiveLoggedInUser()
+        }
+        draft.generation = self.state.generation
+        draft.activeAfter = self.state.activeUserID
+    }
+
+    /// Undoes `apply` (drafts are rolled back newest first).
+    private func rollBack(_ draft: Draft) {
+        guard draft.writesSomething else { return }
+        for (id, previous) in draft.previous {
+            if let previous { self.state.put(previous) } else { self.state.remove(id) }
+        }
+        self.state.generation = draft.generationBefore
+        self.state.activeUserID = draft.activeBefore
+    }
+
+    /// The batch as one durable change: each user's last version, and the pending writes in order.
+    private static func merge(_ drafts: [Draft]) -> SessionChange? {
+        let writing = drafts.filter(\.writesSomething)
+        guard !writing.isEmpty else { return nil }
+        var final: [String: User?] = [:]
+        var committed: [String: User?] = [:]
+        var generation: Int64?
+        var pendingWrites: [any PendingWrite] = []
+        for draft in writing {
+            for (id, previous) in draft.previous where committed[id] == nil { committed[id] = .some(previous) }
+            for id in draft.deleted { final[id] = .some(nil) }
+            for (id, user) in draft.saved { final[id] = user }
+            if draft.changesGeneration { generation = draft.generation }
+            pendingWrites += draft.pendingWrites
+        }
+        var saved: [User] = []
+        var deleted: [String] = []
+        for (id, user) in final {
+            if let user { saved.append(user) } else { deleted.append(id) }
+        }
+        var previous: [String: User] = [:]
+        for (id, user) in committed {
+            if let user { previous[id] = user }
+        }
+        return SessionChange(
+            generation: generation,
+            saved: saved,
+            deleted: deleted,
+            pendingWrites: pendingWrites,
+            previous: previous
+        )
+    }
+
+    /// After the commit: publishes the change to readers, resets and schedules refreshes, announces it.
+    private func publish(_ draft: inout Draft) {
+        guard draft.writesSomething else { return }
+        self.view.publish(
+            saved: draft.saved.values,
+            deleted: draft.deleted,
+            generation: draft.generation,
+            activeUserID: draft.activeAfter
+        )
+        for id in draft.deleted {
+            self.tokenStatus.removeValue(forKey: id)
+            self.scheduler.cancel(id)
+        }
+        for (id, user) in draft.saved {
+            if user.state == .loggedIn {
+                if (draft.previous[id] ?? nil)?.tokens != user.tokens {
+                    // New tokens (a login, or a refresh, rotating or not) start with a clean refresh state: a pending
+                    // retry belonged to the old ones. Only the in-flight flag carries over.
+                    self.tokenStatus[id] = TokenStatus(refreshing: self.tokenStatus[id]?.refreshing ?? false)
+                }
+                self.scheduleTimer(for: user)
+            } else {
+                self.tokenStatus.removeValue(forKey: id)
+                self.scheduler.cancel(id)
+            }
+        }
+        var payloads = draft.events
+        if draft.activeAfter != draft.activeBefore {
+            payloads.append(.activeUserChanged(previousUserID: draft.activeBefore, userID: draft.activeAfter))
+        }
+        self.events.publish(payloads.map { Event(generation: draft.generation, $0) })
+        for id in draft.saved.keys { draft.infos[id] = self.view.info(id) }
+    }
+}

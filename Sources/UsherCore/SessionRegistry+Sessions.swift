@@ -1,0 +1,223 @@
+import UsherProtocol
+
+/// Sessions: login (and its second half, shared with interactive logins), switch, logout, remove.
+extension SessionRegistry {
+    package func register(
+        provider name: String?,
+        email: String,
+        password: String
+    ) async throws
+        -> RegisterRequest.Result
+    {
+        try self.requireRunning()
+        let provider = try self.provider(named: name)
+        guard let registering = provider as? any AccountRegistering else {
+            throw ProviderError.unsupportedCredentials("provider \(provider.name) does not support registration")
+        }
+        let normalizedEmail = try await registering.register(email: email, password: password)
+        return RegisterRequest.Result(provider: provider.name, email: normalizedEmail)
+    }
+
+    package func login(provider name: String?, credentials: [String: JSONValue]) async throws -> UserResult {
+        try self.requireRunning()
+        let provider = try self.provider(named: name)
+        let isAnonymous = credentials["type"]?.stringValue == CredentialType.anonymous
+        if isAnonymous, let existing = try await self.activateExistingAnonymous(of: provider.name) {
+            return existing
+        }
+        // Suspension: authentication may take a while (a slow KDF, a network round trip); state may change
+        // meanwhile, so everything below re-reads it inside the change.
+        let authentication = try await provider.authenticate(credentials: credentials)
+        return try await self.open(authentication, at: provider, isAnonymous: isAnonymous)
+    }
+
+    /// Adds the user a provider authenticated (or logs a known one in again) and makes it active: the second half of
+    /// `login`, shared with `login_wait`.
+    func open(
+        _ authentication: Authentication,
+        at provider: any IdentityProvider,
+        isAnonymous: Bool = false
+    ) async throws -> UserResult {
+        // Claims with control characters never reach the store, the log or systemd's status line.
+        let authentication = try await self.acceptableClaims(authentication, at: provider)
+        let now = self.clock.now()
+        let userID = User.id(provider: provider.name, subject: authentication.subject)
+        let deadlines = self.configuration.deadlines
+
+        let (resultID, draft) = try await self.mutate { draft -> String in
+            if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name), existing.id != userID {
+                // Another anonymous login won the race: keep that user and drop the session just opened.
+                draft.revocations.append(
+                    (
+                        provider.name,
+                        ProviderSession(
+                            userID: userID,
+                            subject: authentication.subject,
+                            tokens: authentication.tokens,
+                            providerData: authentication.providerData
+                        )
+                    )
+                )
+                self.activate(existing, at: now, in: &draft)
+                return existing.id
+            }
+            let existing = self.state[userID]
+            if let existing { draft.revocations += self.revocableSessions(of: existing) }
+            var user =
+                existing
+                ?? User(
+                    id: userID,
+                    provider: provider.name,
+                    subject: authentication.subject,
+                    kind: authentication.kind,
+                    email: nil,
+                    name: nil,
+                    state: .loggedOut,
+                    addedGeneration: self.state.generation + 1,
+                    createdAt: now,
+                    lastLoginAt: nil,
+                    lastActiveAt: nil,
+                    activeGeneration: 0,
+                    tokens: nil,
+                    providerData: nil
+                )
+            let wasLoggedIn = existing?.state == .loggedIn
+            user.kind = authentication.kind
+            user.email = authentication.email ?? user.email
+            user.name = authentication.name ?? user.name
+            user.state = .loggedIn
+            user.tokens = authentication.tokens
+            user.providerData = authentication.providerData
+            user.lastLoginAt = now
+            draft.saved[userID] = user
+            if self.state.activeUserID != userID {
+                self.activate(user, at: now, in: &draft)
+            }
+            if !wasLoggedIn {
+                draft.changesGeneration = true
+                // The user as it is once this change applies: active (a login always makes it so), with a fresh
+                // refresh state and its refresh deadline.
+                var info = UserInfo(draft.saved[userID] ?? user, status: nil, active: true)
+                info.nextRefreshAt = user.tokens?.refreshToken != nil ? deadlines.nextDeadline(for: user) : nil
+                draft.events.append(.userLoggedIn(user: info))
+            }
+            return userID
+        }
+        _ = await self.revoke(draft.revocations)
+        self.logger.debug(
+            "login",
+            metadata: ["user.id": "\(resultID)", "provider": "\(provider.name)", "kind": "\(authentication.kind)"]
+        )
+        return try self.result(of: draft, for: resultID)
+    }
+
+    /// The answer to a change that concerned `userID`: the user as committed by it.
+    func result(of draft: Draft, for userID: String) throws -> UserResult {
+        guard let info = draft.infos[userID] ?? self.view.info(userID) else { throw SessionError.userNotFound(userID) }
+        return UserResult(generation: draft.generation, user: info)
+    }
+
+    /// Anonymous login reuses the provider's logged-in anonymous user, if there is one, and makes it active.
+    private func activateExistingAnonymous(of provider: String) async throws -> UserResult? {
+        let now = self.clock.now()
+        let (userID, draft) = try await self.mutate { draft -> String? in
+            guard let existing = self.state.loggedInAnonymous(of: provider) else { return nil }
+            if self.state.activeUserID != existing.id { self.activate(existing, at: now, in: &draft) }
+            return existing.id
+        }
+        guard let userID else { return nil }
+        return try self.result(of: draft, for: userID)
+    }
+
+    private func activate(_ user: User, at now: Timestamp, in draft: inout Draft) {
+        var user = draft.saved[user.id] ?? user
+        user.lastActiveAt = now
+        draft.saved[user.id] = user
+        draft.newlyActive = user.id
+        draft.changesGeneration = true
+    }
+
+    package func switchUser(to userID: String, ifGeneration: Int64?) async throws -> UserResult {
+        let now = self.clock.now()
+        let (_, draft) = try await self.mutate { draft in
+            if let ifGeneration, ifGeneration != self.state.generation {
+                throw SessionError.conflict(expected: ifGeneration, actual: self.state.generation)
+            }
+            guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
+            guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
+            if self.state.activeUserID != userID { self.activate(user, at: now, in: &draft) }
+        }
+        self.logger.debug("switch", metadata: ["user.id": "\(userID)"])
+        return try self.result(of: draft, for: userID)
+    }
+
+    package func logout(userID requested: String?) async throws -> LogoutRequest.Result {
+        let (user, draft) = try await self.mutate { draft -> User in
+            let user = try self.resolve(requested)
+            if user.state == .loggedIn { self.endSession(of: user, reason: .requested, in: &draft) }
+            return user
+        }
+        let revoked = draft.revocations.isEmpty ? false : await self.revoke(draft.revocations)
+        self.logger.debug("logout", metadata: ["user.id": "\(user.id)", "revoked": "\(revoked)"])
+        if draft.deleted.contains(user.id) {
+            var info = UserInfo(user, status: nil, active: false)
+            info.state = .removed
+            info.accessTokenExpiresAt = nil
+            info.refreshTokenExpiresAt = nil
+            info.tokenState = .none
+            return LogoutRequest.Result(generation: draft.generation, user: info, revoked: revoked)
+        }
+        let result = try self.result(of: draft, for: user.id)
+        return LogoutRequest.Result(generation: result.generation, user: result.user, revoked: revoked)
+    }
+
+    package func removeUser(_ userID: String) async throws -> RemoveUserRequest.Result {
+        let (_, draft) = try await self.mutate { draft in
+            guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
+            draft.revocations += self.revocableSessions(of: user)
+            draft.deleted.insert(userID)
+            draft.changesGeneration = true
+            draft.events.append(.userRemoved(userID: userID))
+        }
+        _ = await self.revoke(draft.revocations)
+        self.logger.debug("remove", metadata: ["user.id": "\(userID)"])
+        return RemoveUserRequest.Result(generation: draft.generation, userID: userID)
+    }
+
+    /// Ends a user's session inside a change: an anonymous user is removed, any other user kept logged out.
+    func endSession(of user: User, reason: LogoutReason, in draft: inout Draft) {
+        draft.revocations += self.revocableSessions(of: user)
+        draft.changesGeneration = true
+        if user.isAnonymous {
+            draft.deleted.insert(user.id)
+            draft.events.append(.userRemoved(userID: user.id))
+        } else {
+            var loggedOut = user
+            loggedOut.state = .loggedOut
+            loggedOut.tokens = nil
+            loggedOut.providerData = nil
+            draft.saved[user.id] = loggedOut
+            draft.events.append(.userLoggedOut(userID: user.id, reason: reason))
+        }
+    }
+
+    /// Revokes sessions at their providers. Returns whether every revocation was confirmed.
+    func revoke(_ revocations: [(provider: String, session: ProviderSession)]) async -> Bool {
+        var confirmed = true
+        for (providerName, session) in revocations {
+            guard let provider = self.providers[providerName] else {
+                confirmed = false
+                continue
+            }
+            let revoked = await provider.revoke(session)
+            if !revoked {
+                self.logger.warning(
+                    "provider did not confirm revocation",
+                    metadata: ["user.id": "\(session.userID)", "provider": "\(providerName)"]
+                )
+            }
+            confirmed = confirmed && revoked
+        }
+        return confirmed
+    }
+}

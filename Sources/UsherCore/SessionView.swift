@@ -1,0 +1,231 @@
+import Synchronization
+import UsherProtocol
+
+/// The committed session state as readers see it: the registry publishes every change here once it is on disk, and
+/// the socket server answers `current_user`, `list_users` and fresh `access_token` requests from it on the
+/// connection's event loop, with no hop to the registry actor.
+///
+/// A read takes the lock for a dictionary lookup or a copy-on-write reference; the `current_user` answer is encoded
+/// once per change (not per request). Writers are the registry alone, one change at a time, in commit order.
+package final class SessionView: Sendable {
+    /// The parts of a user's refresh state that clients see.
+    package struct TokenView: Sendable, Hashable {
+        package var refreshing = false
+        package var retryAt: Timestamp?
+        package var lastError: ErrorCode?
+        package var nextRefreshAt: Timestamp?
+
+        package init(
+            refreshing: Bool = false,
+            retryAt: Timestamp? = nil,
+            lastError: ErrorCode? = nil,
+            nextRefreshAt: Timestamp? = nil
+        ) {
+            self.refreshing = refreshing
+            self.retryAt = retryAt
+            self.lastError = lastError
+            self.nextRefreshAt = nextRefreshAt
+        }
+    }
+
+    /// What a fresh-token read found.
+    package enum TokenAnswer: Sendable {
+        /// The token, valid for as long as the request asked.
+        case token(AccessTokenRequest.Result)
+        /// Only the registry can answer: a refresh is needed, the user is logged out or unknown.
+        case askRegistry
+    }
+
+    private struct Published {
+        var state = SessionState()
+        var tokens: [String: TokenView] = [:]
+        /// `current_user`'s result, encoded at the last change that touched it.
+        var currentUserJSON: [UInt8] = []
+    }
+
+    private let published = Mutex(Published())
+    private let clock: any SessionClock
+
+    package init(clock: any SessionClock) {
+        self.clock = clock
+        self.published.withLock { $0.currentUserJSON = Self.encodeCurrentUser($0) }
+    }
+
+    // MARK: - Reads
+
+    package var generation: Int64 { self.published.withLock { $0.state.generation } }
+
+    package var userCount: Int { self.published.withLock { $0.state.users.count } }
+
+    /// `current_user`'s result as JSON bytes (without the envelope).
+    package func currentUserJSON() -> [UInt8] {
+        self.published.withLock { $0.currentUserJSON }
+    }
+
+    package func currentUser() -> CurrentUserRequest.Result {
+        self.published.withLock { published in
+            CurrentUserRequest.Result(
+                generation: published.state.generation,
+                user: published.state.activeUserID.flatMap { Self.info($0, in: published) }
+            )
+        }
+    }
+
+    /// A user as clients see it, as committed.
+    package func info(_ userID: String) -> UserInfo? {
+        self.published.withLock { Self.info(userID, in: $0) }
+    }
+
+    /// `list_users`: every user.
+    package func listUsers() -> ListUsersRequest.Result { self.page(limit: nil, after: nil) }
+
+    /// `list_users`: every user, or a page of `limit` after the cursor `after`.
+    package func listUsers(limit: Int?, after: String?) throws(SessionError) -> ListUsersRequest.Result {
+        var afterGeneration: Int64?
+        if let after {
+            guard let generation = ListUsersRequest.addedGeneration(fromCursor: after) else {
+                throw .invalidCursor
+            }
+            afterGeneration = generation
+        }
+        return self.page(limit: limit, after: afterGeneration)
+    }
+
+    private func page(limit: Int?, after afterGeneration: Int64?) -> ListUsersRequest.Result {
+        self.published.withLock { published in
+            let (users, more) = published.state.page(after: afterGeneration, limit: limit ?? Int.max)
+            let next =
+                more && limit != nil
+                ? users.last.map { ListUsersRequest.cursor(afterAddedGeneration: $0.addedGeneration) } : nil
+            return ListUsersRequest.Result(
+                generation: published.state.generation,
+                users: users.map { Self.info($0, in: published) },
+                next: next
+            )
+        }
+    }
+
+    /// The user's (or the active user's) access token when it stays valid for `min(minValid, L − 1 s)`.
+    package func freshToken(userID: String?, minValidSeconds: Int64) -> TokenAnswer {
+        let now = self.clock.now()
+        return self.published.withLock { published in
+            guard let id = userID ?? published.state.activeUserID, let user = published.state[id],
+                user.state == .loggedIn, let tokens = user.tokens
+            else { return .askRegistry }
+            let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
+            let remaining = tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch
+            guard remaining > 0, remaining >= required else { return .askRegistry }
+            return .token(
+                AccessTokenRequest.Result(
+                    userID: id,
+                    accessToken: tokens.accessToken,
+                    tokenType: "Bearer",
+                    expiresAt: tokens.expiresAt,
+                    expiresIn: remaining / 1000
+                )
+            )
+        }
+    }
+
+    /// Counts for `status`.
+    package func counts() -> (generation: Int64, loggedIn: Int, total: Int, activeUserID: String?, label: String?) {
+        self.published.withLock { published in
+            let active = published.state.activeUserID.flatMap { published.state[$0] }
+            return (
+                published.state.generation, published.state.loggedInCount, published.state.users.count,
+                published.state.activeUserID, active.map { $0.email ?? $0.id }
+            )
+        }
+    }
+
+    // MARK: - Publishing (the registry only)
+
+    /// Publishes one committed change: the users it saved or deleted, the generation and the active user after it.
+    func publish(saved: some Sequence<User>, deleted: some Sequence<String>, generation: Int64, activeUserID: String?) {
+        self.published.withLock { published in
+            for id in deleted {
+                published.state.remove(id)
+                published.tokens[id] = nil
+            }
+            for user in saved { published.state.put(user) }
+            published.state.generation = generation
+            published.state.activeUserID = activeUserID
+            published.currentUserJSON = Self.encodeCurrentUser(published)
+        }
+    }
+
+    /// Replaces the whole published state (at start, after loading).
+    func publish(_ state: SessionState) {
+        self.published.withLock { published in
+            published.state = state
+            published.tokens = [:]
+            published.currentUserJSON = Self.encodeCurrentUser(published)
+        }
+    }
+
+    /// Publishes a user's refresh state (in memory only: not part of a commit).
+    func publish(tokenView: TokenView?, of userID: String) {
+        self.published.withLock { published in
+            guard published.tokens[userID] != tokenView else { return }
+            published.tokens[userID] = tokenView
+            if published.state.activeUserID == userID {
+                published.currentUserJSON = Self.encodeCurrentUser(published)
+            }
+        }
+    }
+
+    // MARK: - Encoding
+
+    private static func encodeCurrentUser(_ published: Published) -> [UInt8] {
+        let result = CurrentUserRequest.Result(
+            generation: published.state.generation,
+            user: published.state.activeUserID.flatMap { Self.info($0, in: published) }
+        )
+        var writer = WireWriter()
+        result.write(to: &writer)
+        return writer.bytes
+    }
+
+    private static func info(_ userID: String, in published: Published) -> UserInfo? {
+        published.state[userID].map { Self.info($0, in: published) }
+    }
+
+    private static func info(_ user: User, in published: Published) -> UserInfo {
+        UserInfo(user, status: published.tokens[user.id], active: user.id == published.state.activeUserID)
+    }
+}
+
+extension UserInfo {
+    /// A user as clients see it, from the registry's record and its refresh state.
+    package init(_ user: User, status: SessionView.TokenView?, active: Bool) {
+        let tokenState: TokenState
+        if user.state == .loggedOut || user.tokens == nil {
+            tokenState = .none
+        } else if status?.refreshing == true {
+            tokenState = .refreshing
+        } else if status?.retryAt != nil {
+            tokenState = .retrying
+        } else {
+            tokenState = .fresh
+        }
+        let loggedIn = user.state == .loggedIn
+        self.init(
+            id: user.id,
+            provider: user.provider,
+            kind: user.kind,
+            email: user.email,
+            name: user.name,
+            state: loggedIn ? .loggedIn : .loggedOut,
+            active: active,
+            createdAt: user.createdAt,
+            lastLoginAt: user.lastLoginAt,
+            lastActiveAt: user.lastActiveAt,
+            accessTokenExpiresAt: loggedIn ? user.tokens?.expiresAt : nil,
+            refreshTokenExpiresAt: loggedIn ? user.tokens?.refreshExpiresAt : nil,
+            tokenState: tokenState,
+            nextRefreshAt: loggedIn ? status?.nextRefreshAt : nil,
+            retryAt: loggedIn ? status?.retryAt : nil,
+            lastRefreshError: loggedIn ? status?.lastError : nil
+        )
+    }
+}

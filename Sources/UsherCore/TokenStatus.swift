@@ -1,0 +1,57 @@
+import UsherProtocol
+
+extension SessionRegistry {
+    /// The in-memory refresh state of a logged-in user (not persisted: rebuilt from expiries at start).
+    struct TokenStatus {
+        var refreshing = false
+        var failures = 0
+        var retryAt: Timestamp?
+        var lastError: ErrorCode?
+        var nextRefreshAt: Timestamp?
+        /// A refresh the provider answered that could not be stored yet: stored at the next attempt instead of
+        /// asking the provider again. Its tokens are never handed out before they are durable.
+        var unstored: RefreshedSession?
+
+        /// What clients see of it.
+        var view: SessionView.TokenView {
+            SessionView.TokenView(
+                refreshing: self.refreshing,
+                retryAt: self.retryAt,
+                lastError: self.lastError,
+                nextRefreshAt: self.nextRefreshAt
+            )
+        }
+    }
+
+    /// Every user's refresh state. Each change is published to the view at once: refresh state is in memory only, so
+    /// there is no commit to wait for.
+    struct TokenStatusTable {
+        private(set) var entries: [String: TokenStatus] = [:]
+        private let view: SessionView
+
+        init(view: SessionView) {
+            self.view = view
+        }
+
+        subscript(userID: String) -> TokenStatus? {
+            get { self.entries[userID] }
+            set {
+                self.entries[userID] = newValue
+                self.view.publish(tokenView: newValue?.view, of: userID)
+            }
+        }
+
+        subscript(userID: String, default defaultValue: @autoclosure () -> TokenStatus) -> TokenStatus {
+            get { self.entries[userID] ?? defaultValue() }
+            set {
+                self.entries[userID] = newValue
+                self.view.publish(tokenView: newValue.view, of: userID)
+            }
+        }
+
+        mutating func removeValue(forKey userID: String) {
+            guard self.entries.removeValue(forKey: userID) != nil else { return }
+            self.view.publish(tokenView: nil, of: userID)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import UsherCore
+import UsherProtocol
+
+/// Reads answered on the connection's event loop from the registry's published state (`SessionView`): no hop to the
+/// registry actor, and `current_user` is bytes encoded once per change.
+extension Dispatcher {
+    /// Lists of at most this many users (without `limit`) are answered on the event loop; longer ones are built off
+    /// it, so one `list_users` of a huge device does not hold up the other connections of its loop.
+    static let inlineListLimit = 1000
+
+    /// The answer to a read that the published state can give, or nil when the request needs the registry (a token
+    /// that must be refreshed first, a very long list, any change).
+    func answerRead(_ pending: Pending, context: Context) -> [UInt8]? {
+        switch pending.method {
+        case .currentUser, .listUsers, .accessToken, .hello: break
+        default: return nil
+        }
+        let id = pending.head.id
+        let params: Params
+        do {
+            params = try pending.head.decodeParams()
+        } catch {
+            return LineCodec.encodeError(id: error.id, error.error)
+        }
+        let view = self.registry.view
+        do {
+            switch pending.method {
+            case .currentUser:
+                _ = try CurrentUserRequest(params: params)
+                return WireWriter.responseLine(id: id, resultJSON: view.currentUserJSON())
+            case .listUsers:
+                let typed = try ListUsersRequest(params: params)
+                guard typed.limit != nil || view.userCount <= Self.inlineListLimit else { return nil }
+                let result = try view.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
+                var writer = WireWriter(capacity: 1024)
+                result.write(to: &writer)
+                return WireWriter.responseLine(id: id, resultJSON: writer.bytes)
+            case .accessToken:
+                let typed = try AccessTokenRequest(params: params)
+                let minimum = typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
+                guard case .token(let result) = view.freshToken(userID: typed.userID, minValidSeconds: minimum) else {
+                    return nil
+                }
+                self.audit(pending.method.rawValue, userID: result.userID, outcome: "ok", context)
+                var writer = WireWriter(capacity: result.accessToken.utf8.count + 160)
+                result.write(to: &writer)
+                return WireWriter.responseLine(id: id, resultJSON: writer.bytes)
+            case .hello:
+                _ = try HelloRequest(params: params)
+                return LineCodec.encodeResult(
+                    id: id,
+                    HelloRequest.Result(
+                        protocol: protocolVersion,
+                        server: "usherd",
+                        version: self.version,
+                        peer: HelloRequest.Peer(uid: context.peer.uid, gid: context.peer.gid, pid: context.peer.pid),
+                        permissions: pending.permissions.sorted().map(\.rawValue)
+                    )
+                )
+            default:
+                return nil
+            }
+        } catch {
+            return self.failed(
+                pending.method,
+                Request(id: id, method: pending.head.method, params: params),
+                error,
+                context
+            )
+        }
+    }
+}

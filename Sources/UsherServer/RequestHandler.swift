@@ -1,0 +1,266 @@
+import DequeModule
+import Logging
+import NIOCore
+import UsherCore
+import UsherFraming
+import UsherProtocol
+
+/// Serves one connection on its event loop: lines in, one answer per line out, in order.
+///
+/// Reads (`current_user`, `list_users`, a fresh `access_token`, `hello`) are answered right here from the registry's
+/// published state: no task, no thread switch, no actor hop. A request that needs the registry (any change, a token
+/// that must be refreshed first) is handed to one task; lines that arrive meanwhile wait in `queued`, and reading from
+/// the socket pauses while too many wait. Answers to pipelined requests are flushed together, and a connection that
+/// pipelines a great many lines yields to the other connections of its loop every `burst` lines.
+///
+/// When the peer shuts down its side, every line it sent is still answered (a final unterminated one included), and
+/// the connection closes once the answers are written.
+final class RequestHandler: ChannelDuplexHandler {
+    typealias InboundIn = LineFrame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Lines answered in one go before the connection lets the others of its loop run.
+    static let burst = 64
+    /// Lines waiting before reading from the socket pauses.
+    static let maximumQueued = 256
+
+    private let dispatcher: Dispatcher
+    private let dispatcherContext: Dispatcher.Context
+    private let activity: ConnectionActivity
+    private let tracker: ConnectionTracker
+    private let subscribers: SubscriberRoster
+    private var queued: Deque<LineFrame> = []
+    /// A request is with the registry; later lines wait.
+    private var busy = false
+    /// A drain of `queued` is scheduled on the loop.
+    private var drainScheduled = false
+    private var readHeld = false
+    private var inputClosed = false
+    private var closing = false
+    private var subscriptionID: UInt64?
+    /// Tasks forwarding a subscription's events that have not ended yet (a new `subscribe` replaces the old one,
+    /// whose task ends shortly after).
+    private var forwarders = 0
+    private var context: ChannelHandlerContext?
+
+    init(
+        dispatcher: Dispatcher,
+        context: Dispatcher.Context,
+        activity: ConnectionActivity,
+        tracker: ConnectionTracker,
+        subscribers: SubscriberRoster
+    ) {
+        self.dispatcher = dispatcher
+        self.dispatcherContext = context
+        self.activity = activity
+        self.tracker = tracker
+        self.subscribers = subscribers
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.unsubscribe()
+        self.context = nil
+    }
+
+    // MARK: - Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = Self.unwrapInboundIn(data)
+        guard !self.closing else { return }
+        if self.busy || !self.queued.isEmpty {
+            self.queued.append(frame)
+            return
+        }
+        self.answer(frame, context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            self.inputClosed = true
+            self.closeIfDone(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.unsubscribe()
+        self.queued.removeAll()
+        context.fireChannelInactive()
+    }
+
+    // MARK: - Outbound
+
+    func read(context: ChannelHandlerContext) {
+        if self.queued.count >= Self.maximumQueued {
+            self.readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    // MARK: - Answering
+
+    private func answer(_ frame: LineFrame, context: ChannelHandlerContext) {
+        guard case .line(let buffer) = frame else {
+            self.write(
+                LineCodec.encodeError(
+                    id: nil,
+                    ResponseError(.lineTooLong, "the line is longer than the limit; closing the connection")
+                ),
+                context: context
+            )
+            self.closing = true
+            self.queued.removeAll()
+            self.flushThenClose(context: context)
+            return
+        }
+        let line = buffer.readableBytesView
+        if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return }
+        self.activity.requestStarted()
+        switch self.dispatcher.begin(line: line, context: self.dispatcherContext) {
+        case .answered(let bytes):
+            self.answered(bytes, context: context)
+        case .pending(let pending):
+            self.busy = true
+            context.flush()
+            let dispatcher = self.dispatcher
+            let dispatcherContext = self.dispatcherContext
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            // The one task of this request: the registry is an actor, and a change waits for its commit.
+            Task {
+                let outcome = await dispatcher.finish(pending, context: dispatcherContext)
+                eventLoop.execute { handler.value.finished(outcome) }
+            }
+        }
+    }
+
+    private func answered(_ bytes: [UInt8], context: ChannelHandlerContext) {
+        self.write(bytes, context: context)
+        // Answered: from here on the connection may go idle even while the peer is slow to take the answer.
+        self.activity.requestFinished()
+        self.tracker.requestAnswered()
+    }
+
+    private func finished(_ outcome: Dispatcher.Outcome) {
+        guard let context = self.context else { return }
+        self.busy = false
+        switch outcome {
+        case .response(let bytes):
+            self.answered(bytes, context: context)
+        case .subscribed(let bytes, let subscription):
+            self.unsubscribe()
+            self.answered(bytes, context: context)
+            self.forward(subscription, context: context)
+        }
+        context.flush()
+        self.drain(context: context)
+    }
+
+    /// Answers queued lines until one needs the registry, the queue is empty, or a burst is done.
+    private func drain(context: ChannelHandlerContext) {
+        var answered = 0
+        while !self.busy, !self.closing, answered < Self.burst, let frame = self.queued.popFirst() {
+            self.answer(frame, context: context)
+            answered += 1
+        }
+        context.flush()
+        if !self.busy, !self.queued.isEmpty, !self.drainScheduled {
+            // Fairness: let the other connections of this loop answer before this one answers more.
+            self.drainScheduled = true
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute {
+                handler.value.drainScheduled = false
+                if let context = handler.value.context { handler.value.drain(context: context) }
+            }
+        }
+        if self.readHeld, self.queued.count < Self.maximumQueued / 2 {
+            self.readHeld = false
+            context.read()
+        }
+        self.closeIfDone(context: context)
+    }
+
+    private func write(_ bytes: [UInt8], context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        context.write(Self.wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// After the peer's end of input: close once every line is answered and written.
+    private func closeIfDone(context: ChannelHandlerContext) {
+        guard self.inputClosed, !self.busy, self.queued.isEmpty, !self.closing else { return }
+        // The subscription ends with the input. Its forwarding task still writes the events it holds (at shutdown:
+        // `daemon_stopping`), then stops and calls back here.
+        self.unsubscribe()
+        guard self.forwarders == 0 else { return }
+        self.closing = true
+        self.flushThenClose(context: context)
+    }
+
+    /// Waits until everything written so far has been handed to the kernel (an empty write completes after every
+    /// earlier one), then closes. If the peer never reads, the idle timeout or the shutdown grace closes it.
+    private func flushThenClose(context: ChannelHandlerContext) {
+        let channel = context.channel
+        context.writeAndFlush(Self.wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    // MARK: - Subscriptions
+
+    private func forward(_ subscription: EventHub.LineSubscription, context: ChannelHandlerContext) {
+        self.subscriptionID = subscription.id
+        self.activity.subscribed = true
+        let membership = self.subscribers.add(subscriptionID: subscription.id, peer: self.dispatcherContext.peer)
+        let channel = context.channel
+        let events = self.dispatcher.registry.events
+        let activity = self.activity
+        let logger = self.dispatcherContext.logger
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        self.forwarders += 1
+        // One task per subscribed connection: it waits for events, which arrive from the registry.
+        Task {
+            defer { eventLoop.execute { handler.value.forwardingEnded() } }
+            for await line in subscription.lines {
+                var buffer = channel.allocator.buffer(capacity: line.count)
+                buffer.writeBytes(line)
+                guard (try? await channel.writeAndFlush(buffer).get()) != nil else { return }
+                events.acknowledge(subscription.id, byteCount: line.count)
+            }
+            guard membership.isRevoked else { return }
+            // A reload took away `read`: say so in a line the client can see, then close the connection. No longer
+            // subscribed, so a peer that does not take the line is closed by the idle timeout.
+            activity.subscribed = false
+            logger.notice("subscription ended: the access policy no longer allows \"read\"")
+            var buffer = channel.allocator.buffer(capacity: SocketServer.revocationNotice.count)
+            buffer.writeBytes(SocketServer.revocationNotice)
+            try? await channel.writeAndFlush(buffer).get()
+            try? await channel.close()
+        }
+    }
+
+    private func forwardingEnded() {
+        self.forwarders -= 1
+        if let context = self.context { self.closeIfDone(context: context) }
+    }
+
+    /// Ends the subscription (its forwarding task then ends); the connection is subject to the idle timeout again.
+    private func unsubscribe() {
+        guard let id = self.subscriptionID else { return }
+        self.subscriptionID = nil
+        self.subscribers.remove(id)
+        self.activity.subscribed = false
+    }
+}
