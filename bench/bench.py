@@ -145,6 +145,20 @@ class Bench:
             rows.append(("switch_user", connections, usherd_figures, echo_figures, agent_figures))
         return rows
 
+    def page_through(self, path, process, times, limit=500):
+        """Pages through every user `times` times, as a client following `next`; returns the RSS after."""
+        for _ in range(times):
+            after = None
+            while True:
+                params = {"limit": limit}
+                if after:
+                    params["after"] = after
+                page = self.call(path, {"method": "list_users", "params": params})
+                after = page.get("next")
+                if not after:
+                    break
+        return self.rss_mib(process)
+
     @staticmethod
     def rss_mib(process):
         with open(f"/proc/{process.pid}/status") as status:
@@ -167,9 +181,12 @@ class Bench:
         now = int(time.time() * 1000)
         rows = []
         for index in range(count):
+            # Tokens the size the local provider issues: a signed JWT of about 600 bytes, a 43-byte refresh token.
+            access = b64url(os.urandom(450))
+            refresh = b64url(os.urandom(32))
             rows.append((f"u_bench{index:07d}", "local", f"jwt:bench:{index}", "jwt", f"user{index}@example.com",
-                         f"User {index}", "logged_in", index + 1, now, now, now, index + 1, f"access-{index}", now,
-                         now + 30 * 60_000, f"refresh-{index}", now + 60 * 86_400_000, None))
+                         f"User {index}", "logged_in", index + 1, now, now, now, index + 1, access, now,
+                         now + 30 * 60_000, refresh, now + 60 * 86_400_000, None))
         database.executemany(
             "INSERT INTO user (id, provider, subject, kind, email, name, state, added_generation, created_at, "
             "last_login_at, last_active_at, active_generation, access_token, access_token_issued_at, "
@@ -249,9 +266,14 @@ class Bench:
         time.sleep(5)
         idle_cpu = (self.cpu_seconds(usherd) - cpu_before) / 5 * 100
         idle_rss = self.rss_mib(usherd)
-        rows = self.reads(sock, echo_path, agent_path, "many")
-        self.print_rows(f"{self.args.users:,} users (seeded into the database)", rows)
+        many_rows = self.reads(sock, echo_path, agent_path, "many")
+        self.print_rows(f"{self.args.users:,} users (seeded into the database)", many_rows)
         self.stop(usherd)
+        few_rates = {(method, connections): figures["rate"] for method, connections, figures, _, _ in rows}
+        print(f"read rates with {self.args.users:,} users as a share of their rates with 5 users: " + ", ".join(
+            f"{method}@{connections} {figures['rate'] / few_rates[(method, connections)]:.2f}"
+            for method, connections, figures, _, _ in many_rows if (method, connections) in few_rates
+            and method != "list_users"))
         print(f"start-up with {self.args.users:,} users: first answer after {startup:.2f} s; idle: {idle_cpu:.1f} % CPU, "
               f"RSS {idle_rss:.0f} MiB")
         print()
@@ -261,6 +283,11 @@ class Bench:
         with open(os.path.join(self.directory, "logins", "usherd.toml"), "w") as file:
             file.write(config)
         usherd, sock, _ = self.start_usherd("logins", config)
+        time.sleep(2)
+        idle_rss_login_users = self.rss_mib(usherd)
+        paging_rss = self.page_through(sock, usherd, times=20)
+        print(f"idle RSS with {self.args.login_users:,} users: {idle_rss_login_users:.0f} MiB; after paging through "
+              f"them 20 times (limit 500): {paging_rss:.0f} MiB (+{paging_rss - idle_rss_login_users:.0f} MiB)")
         figures = self.load(sock, 16, "lines", requests, seconds=min(self.args.seconds, 10))
         self.stop(usherd)
         print(f"login (jwt credential, new user each) over 16 connections with {self.args.login_users:,} users: "

@@ -2,8 +2,9 @@
 #define USHER_CUSHERLINUX_SHIM_H
 
 // Linux calls that Swift's Glibc module leaves out: prctl is variadic (Swift imports no variadic C function), and
-// <sys/xattr.h> is not part of the module. Header-only: nothing to link.
+// <sys/xattr.h> and <malloc.h> are not part of the module. Header-only: nothing to link.
 
+#include <malloc.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -26,6 +27,11 @@ static inline int usher_is_dumpable(void) {
 /// The raw value of an extended attribute of an open file (see fgetxattr(2)).
 static inline ssize_t usher_fgetxattr(int fd, const char *name, void *value, size_t size) {
     return fgetxattr(fd, name, value, size);
+}
+
+/// Returns the heap's free memory to the system (glibc's malloc_trim(0)).
+static inline int usher_malloc_trim(void) {
+    return malloc_trim(0);
 }
 
 #endif

@@ -41,6 +41,8 @@ package final class SessionView: Sendable {
         var tokens: [String: TokenView] = [:]
         /// `current_user`'s result, encoded at the last change that touched it.
         var currentUserJSON: [UInt8] = []
+        /// The whole `list_users` result of a small device, encoded at the first request after a change.
+        var listJSON: [UInt8]?
     }
 
     private let published = Mutex(Published())
@@ -78,6 +80,23 @@ package final class SessionView: Sendable {
 
     /// `list_users`: every user.
     package func listUsers() -> ListUsersRequest.Result { self.page(limit: nil, after: nil) }
+
+    /// The whole `list_users` result as JSON bytes (without the envelope) when there are at most `maximumUsers`
+    /// users; nil for a larger device, whose list is not kept encoded.
+    package func listUsersJSON(maximumUsers: Int) -> [UInt8]? {
+        self.published.withLock { published in
+            if let cached = published.listJSON { return cached }
+            guard published.state.users.count <= maximumUsers else { return nil }
+            let (users, _) = published.state.page(after: nil, limit: maximumUsers)
+            var writer = WireWriter(capacity: 512 * users.count + 32)
+            ListUsersRequest.Result(
+                generation: published.state.generation,
+                users: users.map { Self.info($0, in: published) }
+            ).write(to: &writer)
+            published.listJSON = writer.bytes
+            return writer.bytes
+        }
+    }
 
     /// `list_users`: every user, or a page of `limit` after the cursor `after`.
     package func listUsers(limit: Int?, after: String?) throws(SessionError) -> ListUsersRequest.Result {
@@ -151,6 +170,7 @@ package final class SessionView: Sendable {
             published.state.generation = generation
             published.state.activeUserID = activeUserID
             published.currentUserJSON = Self.encodeCurrentUser(published)
+            published.listJSON = nil
         }
     }
 
@@ -160,6 +180,7 @@ package final class SessionView: Sendable {
             published.state = state
             published.tokens = [:]
             published.currentUserJSON = Self.encodeCurrentUser(published)
+            published.listJSON = nil
         }
     }
 
@@ -168,6 +189,7 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             guard published.tokens[userID] != tokenView else { return }
             published.tokens[userID] = tokenView
+            published.listJSON = nil
             if published.state.activeUserID == userID {
                 published.currentUserJSON = Self.encodeCurrentUser(published)
             }

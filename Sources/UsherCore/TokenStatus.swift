@@ -9,8 +9,14 @@ extension SessionRegistry {
         var lastError: ErrorCode?
         var nextRefreshAt: Timestamp?
         /// A refresh the provider answered that could not be stored yet: stored at the next attempt instead of
-        /// asking the provider again. Its tokens are never handed out before they are durable.
-        var unstored: RefreshedSession?
+        /// asking the provider again. Its tokens are never handed out before they are durable. Boxed: it is rare,
+        /// and every logged-in user has a status.
+        var unstoredBox: Unstored?
+
+        var unstored: RefreshedSession? {
+            get { self.unstoredBox?.session }
+            set { self.unstoredBox = newValue.map(Unstored.init) }
+        }
 
         /// What clients see of it.
         var view: SessionView.TokenView {
@@ -20,6 +26,14 @@ extension SessionRegistry {
                 lastError: self.lastError,
                 nextRefreshAt: self.nextRefreshAt
             )
+        }
+    }
+
+    final class Unstored {
+        let session: RefreshedSession
+
+        init(_ session: RefreshedSession) {
+            self.session = session
         }
     }
 

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CUsherLinux
 import Foundation
 import Logging
 import NIOCore
@@ -146,6 +147,9 @@ package struct Daemon {
         )
         Systemd.extendTimeout(seconds: 90)
         try await registry.load()
+        // Loading many users allocates and frees far more than the state it leaves behind; give the freed heap back
+        // to the system rather than keep it as resident memory for the daemon's whole life.
+        _ = usher_malloc_trim()
 
         let tracker = ConnectionTracker()
         let settings = ServerSettings(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import UsherProviders
 import UsherServer
 
@@ -45,6 +46,9 @@ package struct UsherdCommand: AsyncParsableCommand {
         // Swift's runtime catches SIGABRT to print a backtrace and then lingers; systemd's watchdog kills a wedged
         // daemon with SIGABRT and expects it gone at once.
         signal(SIGABRT, SIG_DFL)
+        if let loops = ProcessInfo.processInfo.environment["USHERD_EVENT_LOOPS"].flatMap(Int.init) {
+            NIOSingletons.groupLoopCountSuggestion = loops
+        }
         // limits.max_connections needs a descriptor per connection: take the hard limit as the soft one.
         var files = rlimit()
         if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {

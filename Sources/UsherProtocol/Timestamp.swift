@@ -48,12 +48,53 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = Self.civil(fromDays: days)
+        if (0...9999).contains(year) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(24)
+            self.appendRFC3339(to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
             + "\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+    }
+
+    /// Appends `rfc3339` as UTF-8, without building a string (the hot reads write many of these).
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        let millis = ((self.millisecondsSinceEpoch % 1000) + 1000) % 1000
+        let seconds = self.secondsSinceEpoch
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = Self.civil(fromDays: days)
+        guard (0...9999).contains(year) else {
+            bytes.append(contentsOf: self.rfc3339.utf8)
+            return
+        }
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 3600 / 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(millis, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Parses RFC 3339 (`2026-11-21T08:03:58Z`, fractional seconds and numeric offsets accepted).

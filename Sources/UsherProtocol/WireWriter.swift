@@ -29,12 +29,12 @@ public struct WireWriter: Sendable {
     }
 
     private mutating func unsigned(_ value: UInt64) {
-        var digits: (UInt64, [UInt8]) = (value, [])
-        repeat {
-            digits.1.append(UInt8(ascii: "0") + UInt8(digits.0 % 10))
-            digits.0 /= 10
-        } while digits.0 > 0
-        self.bytes.append(contentsOf: digits.1.reversed())
+        var divisor: UInt64 = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        while divisor > 0 {
+            self.bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
     }
 
     mutating func bool(_ value: Bool) {
@@ -76,7 +76,9 @@ public struct WireWriter: Sendable {
     }
 
     mutating func timestamp(_ value: Timestamp) {
-        self.string(value.rfc3339)
+        self.bytes.append(UInt8(ascii: "\""))
+        value.appendRFC3339(to: &self.bytes)
+        self.bytes.append(UInt8(ascii: "\""))
     }
 }
 

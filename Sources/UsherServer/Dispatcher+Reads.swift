@@ -30,7 +30,11 @@ extension Dispatcher {
                 return WireWriter.responseLine(id: id, resultJSON: view.currentUserJSON())
             case .listUsers:
                 let typed = try ListUsersRequest(params: params)
-                guard typed.limit != nil || view.userCount <= Self.inlineListLimit else { return nil }
+                guard typed.limit != nil else {
+                    return view.listUsersJSON(maximumUsers: Self.inlineListLimit).map {
+                        WireWriter.responseLine(id: id, resultJSON: $0)
+                    }
+                }
                 let result = try view.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
                 var writer = WireWriter(capacity: 1024)
                 result.write(to: &writer)
