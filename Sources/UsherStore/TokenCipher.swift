@@ -69,20 +69,26 @@ package struct TokenCipher: Sendable {
         return Self.prefix + box.combined.base64EncodedString()
     }
 
-    /// Opens a stored value; plaintext from before encryption passes through.
-    func open(_ stored: String?) throws(StoreError) -> String? {
-        guard let stored else { return nil }
-        return try Self.open(stored, with: self)
-    }
+    /// Opens stored values with an optional cipher, making the key once for many values (a load opens up to three per
+    /// user). Not `Sendable` (it holds a `SymmetricKey`): make one per load.
+    struct Opener {
+        private let key: SymmetricKey?
 
-    /// Opens a stored value with an optional cipher: an encrypted value without a key is an error that says so.
-    static func open(_ stored: String, with cipher: TokenCipher?) throws(StoreError) -> String {
-        guard stored.hasPrefix(Self.prefix) else { return stored }
-        guard let cipher else { throw .tokensEncrypted }
-        guard let combined = Data(base64Encoded: String(stored.dropFirst(Self.prefix.count))),
-            let box = try? ChaChaPoly.SealedBox(combined: combined),
-            let plain = try? ChaChaPoly.open(box, using: cipher.key)
-        else { throw .wrongTokenKey }
-        return String(decoding: plain, as: UTF8.self)
+        init(_ cipher: TokenCipher?) {
+            self.key = cipher?.key
+        }
+
+        /// Opens a stored value; plaintext from before encryption passes through, and an encrypted value without a
+        /// key is an error that says so.
+        func open(_ stored: String?) throws(StoreError) -> String? {
+            guard let stored else { return nil }
+            guard stored.hasPrefix(TokenCipher.prefix) else { return stored }
+            guard let key = self.key else { throw .tokensEncrypted }
+            guard let combined = Data(base64Encoded: String(stored.dropFirst(TokenCipher.prefix.count))),
+                let box = try? ChaChaPoly.SealedBox(combined: combined),
+                let plain = try? ChaChaPoly.open(box, using: key)
+            else { throw .wrongTokenKey }
+            return String(decoding: plain, as: UTF8.self)
+        }
     }
 }
