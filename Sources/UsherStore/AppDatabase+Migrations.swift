@@ -58,6 +58,12 @@ extension AppDatabase {
                 t.primaryKey(["provider", "subject", "name"])
             }
         }
+        migrator.registerMigration("v2-user-order") { db in
+            // `loadSessions` reads every user in the order they were added: without an index SQLite sorts the whole
+            // table (the rows with their tokens) in a temporary file at every start, most of the load's time with
+            // 100,000 users.
+            try db.create(index: "user_added_generation", on: "user", columns: ["added_generation"])
+        }
         return migrator
     }
 }
