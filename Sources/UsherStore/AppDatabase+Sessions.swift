@@ -7,17 +7,36 @@ extension AppDatabase: SessionStore {
     /// On the daemon's start-up path, so it is made cheap for 100,000 users: one cursor over the rows (never all rows
     /// and all users in memory at once), each row read by column index (`UserRecord.init(row:)`), into an array sized
     /// in advance, and the cipher's key made once for the whole load.
+    ///
+    /// With a cipher, secrets stored in plaintext (from before encryption was turned on) are sealed before this
+    /// returns: a commit writes only the columns that change, so an unchanged secret would otherwise stay readable
+    /// until its next refresh.
     package func loadSessions() async throws -> PersistedSessions {
-        try await self.writer.read { db in
+        let (sessions, unsealed) = try await self.writer.read { db in
             let generation = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0
             var users: [User] = []
+            var unsealed: [Int] = []
             users.reserveCapacity(try UserRecord.fetchCount(db))
             let opener = TokenCipher.Opener(self.cipher)
             let records = try UserRecord.order(UserRecord.Columns.addedGeneration).fetchCursor(db)
             while let record = try records.next() {
+                if self.cipher != nil && record.holdsPlaintextSecrets { unsealed.append(users.count) }
                 users.append(try record.user(opening: opener))
             }
-            return PersistedSessions(generation: generation, users: users)
+            return (PersistedSessions(generation: generation, users: users), unsealed)
+        }
+        if !unsealed.isEmpty { try await self.seal(unsealed.map { sessions.users[$0] }) }
+        return sessions
+    }
+
+    /// Rewrites the secrets of `users` sealed, in one transaction.
+    private func seal(_ users: [User]) async throws {
+        let cipher = self.cipher
+        let secrets = UserRecord.Columns.secrets
+        try await self.writer.write { db in
+            for user in users {
+                try UserRecord(user, sealing: secrets, cipher: cipher).update(db, columns: secrets.map(\.rawValue))
+            }
         }
     }
 

@@ -6,8 +6,8 @@ import Foundation
 /// `LoadCredentialEncrypted=`).
 ///
 /// Each value is sealed on its own with a fresh nonce and stored as `enc1:<base64 of nonce|ciphertext|tag>`. Values
-/// without the prefix are plaintext from before encryption was turned on; they are read as they are and sealed the
-/// next time they are written.
+/// without the prefix are plaintext from before encryption was turned on; they are read as they are and sealed when
+/// the store loads them with a key (`AppDatabase.loadSessions`).
 package struct TokenCipher: Sendable {
     private static let prefix = "enc1:"
     /// The key's bytes (swift-crypto 3's `SymmetricKey` is not `Sendable`; the bytes are, and a key is cheap to
@@ -61,6 +61,11 @@ package struct TokenCipher: Sendable {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+
+    /// Whether a stored value is plaintext that a cipher would seal (a value from before encryption was turned on).
+    static func isPlaintext(_ stored: String?) -> Bool {
+        stored.map { !$0.hasPrefix(Self.prefix) } ?? false
     }
 
     func seal(_ value: String?) throws -> String? {

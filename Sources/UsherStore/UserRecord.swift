@@ -109,6 +109,12 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.providerData = try sealed(user.providerData, .providerData)
     }
 
+    /// Whether a secret column holds plaintext (stored before encryption was turned on).
+    var holdsPlaintextSecrets: Bool {
+        TokenCipher.isPlaintext(self.accessToken) || TokenCipher.isPlaintext(self.refreshToken)
+            || TokenCipher.isPlaintext(self.providerData)
+    }
+
     /// The user this row holds, its secrets opened with `opener`.
     ///
     /// A row without a complete token set is logged out, whatever its `state` says: a session cannot be logged in

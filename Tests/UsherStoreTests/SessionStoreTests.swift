@@ -162,6 +162,23 @@ struct SessionStoreTests {
         #expect(try await reopened.loadSessions().users == [refreshed])
     }
 
+    @Test func plaintextSecretsAreSealedWhenLoadedWithAKey() async throws {
+        // Stored before encryption was turned on.
+        let fixture = try Fixture()
+        let ann = Self.user()
+        try await fixture.commit(saving: ann, generation: 1)
+        #expect(try fixture.stored("refresh_token", of: ann.id) == "rt_ann_1")
+
+        let keyed = try AppDatabase(path: fixture.directory.file("usher.sqlite"), cipher: Self.key)
+        #expect(try await keyed.loadSessions().users == [ann])
+        // Sealed at once, not at the next change of each secret (a change writes only the columns that changed).
+        for column in ["access_token", "refresh_token", "provider_data"] {
+            #expect(try fixture.stored(column, of: ann.id)?.hasPrefix("enc1:") == true, "\(column)")
+        }
+        #expect(try await keyed.loadSessions().users == [ann])
+        await #expect(throws: StoreError.self) { try await fixture.database.loadSessions() }
+    }
+
     @Test(arguments: [false, true])
     func everyFieldRoundTrips(encrypted: Bool) async throws {
         let fixture = try Fixture(cipher: encrypted ? Self.key : nil)
