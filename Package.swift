@@ -174,6 +174,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "UsherStoreTests",
+            dependencies: [
+                "UsherStore",
+                "UsherCore",
+                "UsherProtocol",
+                "UsherTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "UsherProvidersTests",
             dependencies: [
                 "UsherProviders",

@@ -102,13 +102,13 @@ package struct SessionChange: Sendable {
     /// The new generation, when the change moves it.
     package var generation: Int64?
     package var saved: [User]
+    /// The committed version of each saved user that existed before this change, by id. The store writes only the
+    /// columns that differ from it; a saved user without an entry here is new and is inserted whole.
+    package var previous: [String: User]
     package var deleted: [String]
     /// Providers' writes that belong to this change (a rotated refresh grant): performed in the same transaction,
     /// which fails as a whole when one of them cannot be.
     package var pendingWrites: [any PendingWrite]
-    /// The committed version of each saved user that existed before the change (a saved user without one is new):
-    /// the store writes only what changed.
-    package var previous: [String: User]
 
     package init(
         generation: Int64?,

@@ -6,38 +6,58 @@ import UsherProtocol
 /// The audit trail: one structured record per audited call and per refused request (action, user, peer, outcome;
 /// never a token).
 ///
-/// Refusals are what an attacker can produce in bulk (a peer without permission looping a request, a guesser
-/// hammering a throttled login), so they are coalesced: the first `denied` or `rate_limited` of a (peer uid, peer
-/// pid, action, outcome) is written at once, repeats within `window` only increment a counter, and when the window
-/// ends one summary line says how many there were (`repeated=N`). A flood costs one counter increment per request
-/// and two lines per window, not a line per request. Summaries are written by `run()` (a service of the daemon),
-/// off the request path; the state is bounded (`maximumTracked` keys, and a full table writes out and drops its older
-/// half first), so nothing is lost and nothing grows without bound.
+/// Why records are coalesced: a program asks for a token before every API call it makes, and a peer without
+/// permission can loop a request it may not make; a line per request would make the log the daemon's main cost and
+/// let a peer flood it. So identical records (same peer uid and pid, action, user, outcome and, for a token, the
+/// same token, identified by its expiry) are coalesced, whatever the outcome: the first is written, repeats within
+/// `window` only increment a counter, and when the window ends one summary line with the first one's fields says how
+/// many there were (`repeated=N`). Different records (every login, switch, logout, ...) are each written.
+///
+/// Why nothing is written on the request path: `record(...)` only updates a table under a lock (a counter increment
+/// for a repeat) and wakes `run()`, a service of the daemon, which writes first records at once and summaries when
+/// their window ends. The table is bounded (`maximumTracked` keys; a full table retires its older half, whose
+/// records and counts are written by `run()`), so nothing is lost and nothing grows without bound; should retired
+/// records pile up beyond the bound faster than `run()` writes them, the request that finds them writes them itself
+/// (back-pressure, rather than losing a record or growing).
 ///
 /// Values that come from the request (the user id) are cut to `maximumValueBytes`; the log handler escapes every
 /// control character in every field.
 package final class AuditLog: Sendable {
-    private struct Key: Hashable {
+    fileprivate struct Key: Hashable {
         var uid: UInt32
         var pid: Int32
         var action: String
         var outcome: String
+        var userID: String?
+        /// Which token was handed out (its expiry in milliseconds): another token is another record.
+        var token: Int64?
     }
 
-    private struct Pending {
+    /// A record being counted.
+    fileprivate struct Entry {
+        /// When the first record happened, in order: lines are written in the order their records happened.
+        var sequence: UInt64
         var windowEnd: ContinuousClock.Instant
         var repeated = 0
-        /// The metadata of the first record, repeated in the summary.
+        /// Whether the first record is still to be written.
+        var firstPending = true
         var metadata: Logger.Metadata
+        /// The connection's logger (with its metadata), for the first record.
+        var logger: Logger
     }
 
-    private struct State {
-        var current: [Key: Pending] = [:]
-        var previous: [Key: Pending] = [:]
+    fileprivate struct State {
+        var current: [Key: Entry] = [:]
+        var previous: [Key: Entry] = [:]
+        /// Entries that left the table with something still to write.
+        var retired: [Entry] = []
+        /// Keys whose first record is (or was, when it has been retired since) still to be written.
+        var unwritten: [Key] = []
+        var sequence: UInt64 = 0
+        /// No window in the table ends before this.
+        var earliestWindowEnd: ContinuousClock.Instant?
     }
 
-    /// The outcomes that are coalesced.
-    static let coalescedOutcomes: Set<String> = ["denied", ErrorCode.rateLimited.rawValue]
     /// Request values (user ids) longer than this are cut.
     package static let maximumValueBytes = 256
 
@@ -46,11 +66,14 @@ package final class AuditLog: Sendable {
     private let maximumTracked: Int
     private let now: @Sendable () -> ContinuousClock.Instant
     private let state = Mutex(State())
+    /// Wakes `run()` when there is a first record to write (a buffer of one: wake-ups coalesce).
+    private let wakes: AsyncStream<Void>
+    private let wakeUp: AsyncStream<Void>.Continuation
 
     /// - Parameters:
     ///   - logger: where summaries go (first records go to the connection's logger, with its metadata).
     ///   - window: how long repeats are counted before a summary is written.
-    ///   - maximumTracked: how many (peer, action, outcome) keys are counted at once.
+    ///   - maximumTracked: how many distinct records are counted at once.
     ///   - now: the monotonic time (tests pass a clock they move by hand).
     package init(
         logger: Logger,
@@ -62,9 +85,12 @@ package final class AuditLog: Sendable {
         self.window = window
         self.maximumTracked = max(2, maximumTracked)
         self.now = now
+        (self.wakes, self.wakeUp) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Records one audited call or refused request.
+    /// Records one audited call or refused request. Writes nothing (see the type's comment).
+    ///
+    /// - Parameter tokenExpiresAt: for a token handed out, its expiry: it tells tokens apart without the token.
     package func record(
         action: String,
         userID: String?,
@@ -73,70 +99,102 @@ package final class AuditLog: Sendable {
         error: ResponseError? = nil,
         peer: PeerCredentials,
         executable: String?,
-        logger: Logger
+        logger: Logger,
+        tokenExpiresAt: Timestamp? = nil
     ) {
+        let key = Key(
+            uid: peer.uid,
+            pid: peer.pid,
+            action: action,
+            outcome: outcome,
+            userID: userID.map(Self.bounded),
+            token: tokenExpiresAt?.millisecondsSinceEpoch
+        )
+        let now = self.now()
+        // The common case, a repeat, is one lookup and an increment under the lock.
+        if self.state.withLock({ $0.countRepeat(of: key, at: now) }) { return }
+
         var metadata: Logger.Metadata = [
             "action": "\(action)", "outcome": "\(outcome)", "peer.uid": "\(peer.uid)", "peer.pid": "\(peer.pid)",
         ]
-        if let userID { metadata["user.id"] = "\(Self.bounded(userID))" }
+        if let userID = key.userID { metadata["user.id"] = "\(userID)" }
         if let executable { metadata["peer.exe"] = "\(executable)" }
         if let permission { metadata["permission"] = "\(permission.rawValue)" }
         if let retryAfter = error?.retryAfter { metadata["retry_after"] = "\(retryAfter)" }
-        let level: Logger.Level = outcome == "denied" ? .notice : .info
-        guard Self.coalescedOutcomes.contains(outcome) else {
-            logger.log(level: level, "audit", metadata: metadata)
-            return
+        if let tokenExpiresAt { metadata["token.expires_at"] = "\(tokenExpiresAt)" }
+        let overflow: [Entry]? = self.state.withLock { state in
+            // State may have changed since the first look: another request may have opened this key's window.
+            if state.countRepeat(of: key, at: now) { return nil }
+            state.open(key, at: now, window: self.window, maximumTracked: self.maximumTracked) {
+                Entry(sequence: $0, windowEnd: now + self.window, metadata: metadata, logger: logger)
+            }
+            guard state.retired.count > self.maximumTracked else { return [] }
+            defer { state.retired = [] }
+            return state.retired
         }
-        let key = Key(uid: peer.uid, pid: peer.pid, action: action, outcome: outcome)
-        let now = self.now()
-        let (first, evicted) = self.state.withLock { state -> (Bool, [Pending]) in
-            if var pending = state.current[key] ?? state.previous[key], now < pending.windowEnd {
-                pending.repeated += 1
-                if state.current[key] != nil { state.current[key] = pending } else { state.previous[key] = pending }
-                return (false, [])
-            }
-            var evicted: [Pending] = []
-            if let ended = state.current.removeValue(forKey: key) ?? state.previous.removeValue(forKey: key),
-                ended.repeated > 0
-            {
-                evicted.append(ended)
-            }
-            if state.current.count >= self.maximumTracked / 2 {
-                evicted += state.previous.values.filter { $0.repeated > 0 }
-                state.previous = state.current
-                state.current = [:]
-            }
-            state.current[key] = Pending(windowEnd: now + self.window, metadata: metadata)
-            return (true, evicted)
-        }
-        for pending in evicted { self.summarize(pending) }
-        if first { logger.log(level: level, "audit", metadata: metadata) }
+        guard let overflow else { return }
+        if !overflow.isEmpty { self.write(Self.lines(of: overflow)) }
+        self.wakeUp.yield()
     }
 
-    /// Writes the summaries of the windows that have ended (all of them with `all`), and forgets those keys.
+    /// Writes the first records not yet written, and the summaries of the windows that have ended (all of them with
+    /// `all`, forgetting every key). `run()` calls it; tests call it to write what is pending without running `run()`.
     package func flush(all: Bool = false) {
         let now = self.now()
-        let ended: [Pending] = self.state.withLock { state in
-            var ended: [Pending] = []
-            for table in [\State.current, \State.previous] {
-                let done = state[keyPath: table].filter { all || now >= $0.value.windowEnd }
-                for (key, pending) in done {
-                    state[keyPath: table].removeValue(forKey: key)
-                    if pending.repeated > 0 { ended.append(pending) }
+        let lines: [Line] = self.state.withLock { state in
+            var entries = state.retired
+            state.retired = []
+            var firsts: [Entry] = []
+            for key in state.unwritten {
+                if state.current[key]?.firstPending == true {
+                    firsts.append(state.current[key]!)
+                    state.current[key]!.firstPending = false
+                } else if state.previous[key]?.firstPending == true {
+                    firsts.append(state.previous[key]!)
+                    state.previous[key]!.firstPending = false
                 }
             }
-            return ended
+            state.unwritten = []
+            if all || state.earliestWindowEnd.map({ now >= $0 }) == true {
+                entries += state.removeEnded(at: now, all: all)
+            }
+            let firstLines = firsts.map { Line(sequence: $0.sequence, isSummary: false, entry: $0) }
+            return firstLines + Self.lines(of: entries)
         }
-        for pending in ended { self.summarize(pending) }
+        self.write(lines)
     }
 
     /// How many keys are being counted now.
     package var trackedCount: Int { self.state.withLock { $0.current.count + $0.previous.count } }
 
-    private func summarize(_ pending: Pending) {
-        var metadata = pending.metadata
-        metadata["repeated"] = "\(pending.repeated)"
-        self.logger.log(level: metadata["outcome"] == "denied" ? .notice : .info, "audit", metadata: metadata)
+    /// A line to write: the first record of an entry or its summary.
+    private struct Line {
+        var sequence: UInt64
+        var isSummary: Bool
+        var entry: Entry
+    }
+
+    /// What is left to write of `entries`: their pending first records and their counts.
+    private static func lines(of entries: [Entry]) -> [Line] {
+        var lines: [Line] = []
+        for entry in entries {
+            if entry.firstPending { lines.append(Line(sequence: entry.sequence, isSummary: false, entry: entry)) }
+            if entry.repeated > 0 { lines.append(Line(sequence: entry.sequence, isSummary: true, entry: entry)) }
+        }
+        return lines
+    }
+
+    private func write(_ lines: [Line]) {
+        for line in lines.sorted(by: { ($0.sequence, $0.isSummary ? 1 : 0) < ($1.sequence, $1.isSummary ? 1 : 0) }) {
+            var metadata = line.entry.metadata
+            let level: Logger.Level = metadata["outcome"] == "denied" ? .notice : .info
+            if line.isSummary {
+                metadata["repeated"] = "\(line.entry.repeated)"
+                self.logger.log(level: level, "audit", metadata: metadata)
+            } else {
+                line.entry.logger.log(level: level, "audit", metadata: metadata)
+            }
+        }
     }
 
     /// `value`, cut to `maximumValueBytes` UTF-8 bytes (at a character boundary) with a marker saying how long it was.
@@ -153,14 +211,86 @@ package final class AuditLog: Sendable {
     }
 }
 
-extension AuditLog: Service {
-    /// Writes summaries as their windows end, and every pending one at shutdown.
-    package func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: self.window / 4)
-                self.flush()
+extension AuditLog.State {
+    /// Counts a repeat of `key` when its window is open; false when the record opens a new window.
+    fileprivate mutating func countRepeat(of key: AuditLog.Key, at now: ContinuousClock.Instant) -> Bool {
+        if let end = self.current[key]?.windowEnd, now < end {
+            self.current[key]!.repeated += 1
+            return true
+        }
+        if let end = self.previous[key]?.windowEnd, now < end {
+            self.previous[key]!.repeated += 1
+            return true
+        }
+        return false
+    }
+
+    /// Opens a window for `key`: the entry of its ended window (if any) and, when the table is full, its older half
+    /// are retired, to be written by `flush`.
+    fileprivate mutating func open(
+        _ key: AuditLog.Key,
+        at now: ContinuousClock.Instant,
+        window: Duration,
+        maximumTracked: Int,
+        entry: (UInt64) -> AuditLog.Entry
+    ) {
+        if let ended = self.current.removeValue(forKey: key) ?? self.previous.removeValue(forKey: key) {
+            self.retire(ended)
+        }
+        if self.current.count >= maximumTracked / 2 {
+            for ended in self.previous.values { self.retire(ended) }
+            self.previous = self.current
+            self.current = [:]
+        }
+        self.sequence += 1
+        let opened = entry(self.sequence)
+        self.current[key] = opened
+        self.unwritten.append(key)
+        if self.unwritten.count > 2 * maximumTracked {
+            // Nobody flushed for a long time (no `run()`, as in tests of the dispatcher alone): keep only the keys
+            // whose first record is still pending, at most the table's size.
+            var seen: Set<AuditLog.Key> = []
+            self.unwritten = self.unwritten.filter {
+                (self.current[$0]?.firstPending == true || self.previous[$0]?.firstPending == true)
+                    && seen.insert($0).inserted
             }
+        }
+        self.earliestWindowEnd = min(self.earliestWindowEnd ?? opened.windowEnd, opened.windowEnd)
+    }
+
+    private mutating func retire(_ entry: AuditLog.Entry) {
+        if entry.firstPending || entry.repeated > 0 { self.retired.append(entry) }
+    }
+
+    /// Removes the entries whose window has ended (all with `all`) and returns them.
+    fileprivate mutating func removeEnded(at now: ContinuousClock.Instant, all: Bool) -> [AuditLog.Entry] {
+        var ended: [AuditLog.Entry] = []
+        var earliest: ContinuousClock.Instant? = nil
+        for table in [\Self.current, \Self.previous] {
+            for (key, entry) in self[keyPath: table] {
+                if all || now >= entry.windowEnd {
+                    self[keyPath: table].removeValue(forKey: key)
+                    ended.append(entry)
+                } else {
+                    earliest = min(earliest ?? entry.windowEnd, entry.windowEnd)
+                }
+            }
+        }
+        self.earliestWindowEnd = earliest
+        return ended
+    }
+}
+
+extension AuditLog: Service {
+    /// Writes first records as they come (woken by `record`), summaries as their windows end (checked every quarter
+    /// window), and everything pending at shutdown.
+    package func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { [wakeUp = self.wakeUp, window = self.window] in
+                while (try? await Task.sleep(for: window / 4)) != nil { wakeUp.yield() }
+            }
+            for await _ in self.wakes.cancelOnGracefulShutdown() { self.flush() }
+            group.cancelAll()
         }
         self.flush(all: true)
     }
@@ -174,6 +304,7 @@ extension Dispatcher {
         outcome: String,
         permission: Permission? = nil,
         error: ResponseError? = nil,
+        tokenExpiresAt: Timestamp? = nil,
         _ context: Context
     ) {
         self.auditLog.record(
@@ -184,7 +315,8 @@ extension Dispatcher {
             error: error,
             peer: context.peer,
             executable: context.executable,
-            logger: context.logger
+            logger: context.logger,
+            tokenExpiresAt: tokenExpiresAt
         )
     }
 }

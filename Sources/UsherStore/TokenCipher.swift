@@ -6,8 +6,8 @@ import Foundation
 /// `LoadCredentialEncrypted=`).
 ///
 /// Each value is sealed on its own with a fresh nonce and stored as `enc1:<base64 of nonce|ciphertext|tag>`. Values
-/// without the prefix are plaintext from before encryption was turned on; they are read as they are and sealed the
-/// next time they are written.
+/// without the prefix are plaintext from before encryption was turned on; they are read as they are and sealed when
+/// the store loads them with a key (`AppDatabase.loadSessions`).
 package struct TokenCipher: Sendable {
     private static let prefix = "enc1:"
     /// The key's bytes (swift-crypto 3's `SymmetricKey` is not `Sendable`; the bytes are, and a key is cheap to
@@ -63,26 +63,37 @@ package struct TokenCipher: Sendable {
         }
     }
 
+    /// Whether a stored value is plaintext that a cipher would seal (a value from before encryption was turned on).
+    static func isPlaintext(_ stored: String?) -> Bool {
+        stored.map { !$0.hasPrefix(Self.prefix) } ?? false
+    }
+
     func seal(_ value: String?) throws -> String? {
         guard let value else { return nil }
         let box = try ChaChaPoly.seal(Data(value.utf8), using: self.key)
         return Self.prefix + box.combined.base64EncodedString()
     }
 
-    /// Opens a stored value; plaintext from before encryption passes through.
-    func open(_ stored: String?) throws(StoreError) -> String? {
-        guard let stored else { return nil }
-        return try Self.open(stored, with: self)
-    }
+    /// Opens stored values with an optional cipher, making the key once for many values (a load opens up to three per
+    /// user). Not `Sendable` (it holds a `SymmetricKey`): make one per load.
+    struct Opener {
+        private let key: SymmetricKey?
 
-    /// Opens a stored value with an optional cipher: an encrypted value without a key is an error that says so.
-    static func open(_ stored: String, with cipher: TokenCipher?) throws(StoreError) -> String {
-        guard stored.hasPrefix(Self.prefix) else { return stored }
-        guard let cipher else { throw .tokensEncrypted }
-        guard let combined = Data(base64Encoded: String(stored.dropFirst(Self.prefix.count))),
-            let box = try? ChaChaPoly.SealedBox(combined: combined),
-            let plain = try? ChaChaPoly.open(box, using: cipher.key)
-        else { throw .wrongTokenKey }
-        return String(decoding: plain, as: UTF8.self)
+        init(_ cipher: TokenCipher?) {
+            self.key = cipher?.key
+        }
+
+        /// Opens a stored value; plaintext from before encryption passes through, and an encrypted value without a
+        /// key is an error that says so.
+        func open(_ stored: String?) throws(StoreError) -> String? {
+            guard let stored else { return nil }
+            guard stored.hasPrefix(TokenCipher.prefix) else { return stored }
+            guard let key = self.key else { throw .tokensEncrypted }
+            guard let combined = Data(base64Encoded: String(stored.dropFirst(TokenCipher.prefix.count))),
+                let box = try? ChaChaPoly.SealedBox(combined: combined),
+                let plain = try? ChaChaPoly.open(box, using: key)
+            else { throw .wrongTokenKey }
+            return String(decoding: plain, as: UTF8.self)
+        }
     }
 }

@@ -140,10 +140,18 @@ struct AccessPolicyTests {
             #expect(answers[0]["result"]?["user"]?["state"] == "removed")
             #expect(answers[1]["result"]?["user"] == .null)
 
-            // Every denied request left an audit record naming the peer and its executable; no token is logged.
-            let denied = daemon.log.split(separator: "\n").filter {
-                $0.contains("audit") && $0.contains("outcome=denied")
+            // Every denied request left an audit record naming the peer and its executable; no token is logged. The
+            // records are written off the request path: wait for them.
+            func denials() -> [Substring] {
+                daemon.log.split(separator: "\n").filter { $0.contains("audit") && $0.contains("outcome=denied") }
             }
+            try await eventually {
+                denials().count >= 4
+                    && daemon.log.split(separator: "\n").contains {
+                        $0.contains("action=access_token") && $0.contains("outcome=ok") && $0.contains("peer.uid=65534")
+                    }
+            }
+            let denied = denials()
             #expect(denied.count >= 4)
             #expect(denied.allSatisfy { $0.contains("peer.uid=65534") && $0.contains("permission=") })
             #expect(denied.contains { $0.contains("peer.exe=/usr/bin/socat") })

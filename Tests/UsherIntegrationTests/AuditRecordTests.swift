@@ -35,6 +35,8 @@ struct AuditRecordTests {
             let answer = try await connection.readObject()
             #expect(answer["error"]?["code"] == "user_not_found")
 
+            // Written off the request path: wait for the record.
+            try await eventually { !Self.auditLines(daemon, action: "logout").isEmpty }
             let log = try Data(contentsOf: URL(fileURLWithPath: daemon.logPath))
             #expect(!log.contains(0), "a NUL byte reached the log")
             #expect(!log.contains(0x1B), "an ESC reached the log")
@@ -53,6 +55,7 @@ struct AuditRecordTests {
             let connection = try daemon.connect()
             let userID = String(repeating: "u", count: 60_000)
             #expect(try await connection.errorCode("logout", ["user_id": .string(userID)]) == "user_not_found")
+            try await eventually { !Self.auditLines(daemon, action: "logout").isEmpty }
             let line = try #require(Self.auditLines(daemon, action: "logout").first)
             #expect(line.utf8.count < 1024, "an audit line of \(line.utf8.count) bytes")
             #expect(line.contains("…[60000 bytes, cut]"))
@@ -70,8 +73,9 @@ struct AuditRecordTests {
             #expect(answers.count == count)
             #expect(answers.allSatisfy { $0["error"]?["code"] == "permission_denied" })
 
-            // The first is recorded at once; the rest are counted, and the count is written when the window ends or,
-            // as here, when the daemon stops.
+            // The first is recorded at once (off the request path: wait for it); the rest are counted, and the count is
+            // written when the window ends or, as here, when the daemon stops.
+            try await eventually { !Self.auditLines(daemon, action: "logout").isEmpty }
             #expect(Self.auditLines(daemon, action: "logout").count == 1)
             #expect(try await daemon.stop() == 0)
             let records = Self.auditLines(daemon, action: "logout")

@@ -178,7 +178,9 @@ struct ThrottledLoginTests {
             Self.code(try await setup.send(#"{"method":"login","params":{"credentials":{"type":"anonymous"}}}"#)) == nil
         )
 
-        // The refusal is in the audit log with its retry_after.
+        // The refusal is in the audit log with its retry_after (written off the request path: flushed here, where no
+        // audit service runs).
+        setup.dispatcher.auditLog.flush()
         let audited = setup.records.all.filter { $0.message == "audit" && $0.metadata["outcome"] == "rate_limited" }
         #expect(audited.first?.metadata["retry_after"] == "3600")
         #expect(audited.first?.metadata["action"] == "login")

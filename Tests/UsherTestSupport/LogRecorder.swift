@@ -13,11 +13,50 @@ package final class LogRecorder: Sendable {
         package var line: String { "\(self.level) \(self.message) \(self.metadata)" }
     }
 
-    private let records = Mutex<[Record]>([])
+    private struct State {
+        var records: [Record] = []
+        /// Tasks waiting until the records satisfy a condition, by waiter number.
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+    }
+
+    private struct Waiter {
+        var condition: @Sendable ([Record]) -> Bool
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private let state = Mutex(State())
 
     package init() {}
 
-    package var all: [Record] { self.records.withLock { $0 } }
+    package var all: [Record] { self.state.withLock { $0.records } }
+
+    /// Waits until the records satisfy `condition` (checked now and after every new record), for code that logs from
+    /// a task of its own. No time limit of its own: the test's time limit is the hang guard, and cancelling the
+    /// waiting task ends the wait with `CancellationError`.
+    package func wait(until condition: @escaping @Sendable ([Record]) -> Bool) async throws {
+        let number = self.state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<Void, any Error>? = self.state.withLock { state in
+                    if condition(state.records) { return .success(()) }
+                    // Checked under the lock that the cancellation handler takes: either it runs after this and finds
+                    // the waiter, or the task is already marked cancelled here.
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters[number] = Waiter(condition: condition, continuation: continuation)
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            self.state.withLock { $0.waiters.removeValue(forKey: number) }?.continuation.resume(
+                throwing: CancellationError()
+            )
+        }
+    }
 
     /// Every record as a line of text, for substring checks.
     package var text: String { self.all.map(\.line).joined(separator: "\n") }
@@ -30,7 +69,13 @@ package final class LogRecorder: Sendable {
     package var logger: Logger { self.logger() }
 
     fileprivate func append(_ record: Record) {
-        self.records.withLock { $0.append(record) }
+        let satisfied = self.state.withLock { state in
+            state.records.append(record)
+            let ready = state.waiters.filter { $0.value.condition(state.records) }
+            for number in ready.keys { state.waiters.removeValue(forKey: number) }
+            return ready.values.map(\.continuation)
+        }
+        for continuation in satisfied { continuation.resume() }
     }
 
     private struct Handler: LogHandler {

@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+import UsherCore
+import UsherProtocol
+
+/// A local email/password account.
+package struct LocalAccount: Sendable, Hashable {
+    package var id: String
+    package var email: String
+    package var passwordHash: String
+    package var createdAt: Timestamp
+
+    package init(id: String, email: String, passwordHash: String, createdAt: Timestamp) {
+        self.id = id
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+/// What the local provider remembers about a refresh token it issued (never the token itself, only its hash).
+package struct LocalRefreshGrant: Sendable, Hashable {
+    package var subject: String
+    package var kind: String
+    package var email: String?
+    package var sessionStartedAt: Timestamp
+    package var expiresAt: Timestamp
+
+    package init(subject: String, kind: String, email: String?, sessionStartedAt: Timestamp, expiresAt: Timestamp) {
+        self.subject = subject
+        self.kind = kind
+        self.email = email
+        self.sessionStartedAt = sessionStartedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+extension AppDatabase {
+    /// Creates an account. Returns false when one with the same email (case-insensitively) exists.
+    package func createLocalAccount(provider: String, account: LocalAccount) async throws -> Bool {
+        try await self.writer.write { db in
+            let emailKey = account.email.lowercased()
+            let exists =
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM local_account WHERE provider = ? AND email_key = ?",
+                    arguments: [provider, emailKey]
+                ) ?? false
+            if exists { return false }
+            try db.execute(
+                sql: """
+                    INSERT INTO local_account (id, provider, email, email_key, password_hash, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    account.id, provider, account.email, emailKey, account.passwordHash,
+                    account.createdAt.millisecondsSinceEpoch,
+                ]
+            )
+            return true
+        }
+    }
+
+    package func localAccount(provider: String, email: String) async throws -> LocalAccount? {
+        try await self.writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM local_account WHERE provider = ? AND email_key = ?",
+                arguments: [provider, email.lowercased()]
+            ).map(Self.account)
+        }
+    }
+
+    package func localAccount(provider: String, id: String) async throws -> LocalAccount? {
+        try await self.writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM local_account WHERE provider = ? AND id = ?",
+                arguments: [provider, id]
+            ).map(Self.account)
+        }
+    }
+
+    private static func account(_ row: Row) -> LocalAccount {
+        LocalAccount(
+            id: row["id"],
+            email: row["email"],
+            passwordHash: row["password_hash"],
+            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"])
+        )
+    }
+
+    package func storeRefreshGrant(provider: String, tokenHash: [UInt8], grant: LocalRefreshGrant) async throws {
+        try await self.writer.write { db in
+            try Self.insert(db, provider: provider, tokenHash: tokenHash, grant: grant)
+        }
+    }
+
+    private static func insert(_ db: Database, provider: String, tokenHash: [UInt8], grant: LocalRefreshGrant) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO local_refresh_token (token_hash, provider, subject, kind, email, session_started_at,
+                  expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Data(tokenHash), provider, grant.subject, grant.kind, grant.email,
+                grant.sessionStartedAt.millisecondsSinceEpoch, grant.expiresAt.millisecondsSinceEpoch,
+            ]
+        )
+    }
+
+    /// The grant of a refresh token, if it exists and is unexpired at `now`. Read-only: a refresh consumes the grant
+    /// only when its new tokens are committed (`LocalGrantRotation`).
+    package func refreshGrant(provider: String, tokenHash: [UInt8], now: Timestamp) async throws -> LocalRefreshGrant? {
+        try await self.writer.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM local_refresh_token WHERE token_hash = ? AND provider = ? AND expires_at > ?",
+                arguments: [Data(tokenHash), provider, now.millisecondsSinceEpoch]
+            ).map {
+                LocalRefreshGrant(
+                    subject: $0["subject"],
+                    kind: $0["kind"],
+                    email: $0["email"],
+                    sessionStartedAt: Timestamp(millisecondsSinceEpoch: $0["session_started_at"]),
+                    expiresAt: Timestamp(millisecondsSinceEpoch: $0["expires_at"])
+                )
+            }
+        }
+    }
+
+    /// Deletes a refresh grant. Returns whether it existed.
+    package func revokeRefreshGrant(provider: String, tokenHash: [UInt8]) async throws -> Bool {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_refresh_token WHERE token_hash = ? AND provider = ?",
+                arguments: [Data(tokenHash), provider]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    /// Deletes expired refresh grants; returns how many.
+    package func purgeExpiredRefreshGrants(now: Timestamp) async throws -> Int {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_refresh_token WHERE expires_at <= ?",
+                arguments: [now.millisecondsSinceEpoch]
+            )
+            return db.changesCount
+        }
+    }
+
+    /// Creates an API key record. Returns false when the subject has a key of that name already.
+    package func createAPIKey(
+        provider: String,
+        subject: String,
+        name: String,
+        keyHash: [UInt8],
+        createdAt: Timestamp
+    ) async throws -> Bool {
+        try await self.writer.write { db in
+            let exists =
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM local_api_key WHERE provider = ? AND subject = ? AND name = ?",
+                    arguments: [provider, subject, name]
+                ) ?? false
+            if exists { return false }
+            try db.execute(
+                sql: "INSERT INTO local_api_key (provider, subject, name, key_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [provider, subject, name, Data(keyHash), createdAt.millisecondsSinceEpoch]
+            )
+            return true
+        }
+    }
+
+    package func apiKeys(provider: String, subject: String) async throws -> [APIKeyInfo] {
+        try await self.writer.read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT name, created_at FROM local_api_key WHERE provider = ? AND subject = ? ORDER BY created_at, name",
+                arguments: [provider, subject]
+            ).map { APIKeyInfo(name: $0["name"], createdAt: Timestamp(millisecondsSinceEpoch: $0["created_at"])) }
+        }
+    }
+
+    package func deleteAPIKey(provider: String, subject: String, name: String) async throws -> Bool {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_api_key WHERE provider = ? AND subject = ? AND name = ?",
+                arguments: [provider, subject, name]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    /// The subject an API key belongs to, if the key exists.
+    package func apiKeySubject(provider: String, keyHash: [UInt8]) async throws -> String? {
+        try await self.writer.read { db in
+            try String.fetchOne(
+                db,
+                sql: "SELECT subject FROM local_api_key WHERE provider = ? AND key_hash = ?",
+                arguments: [provider, Data(keyHash)]
+            )
+        }
+    }
+}

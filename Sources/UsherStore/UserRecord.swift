@@ -1,0 +1,186 @@
+import GRDB
+import UsherCore
+import UsherProtocol
+
+/// One row of the `user` table as it is stored: timestamps in milliseconds since the epoch, and the session secrets
+/// (tokens, provider data) sealed when a `TokenCipher` is configured.
+///
+/// The columns are named once, in `CodingKeys`; GRDB builds every statement from them, so no SQL depends on the order
+/// of the table's columns.
+struct UserRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "user"
+
+    enum CodingKeys: String, CodingKey, ColumnExpression, CaseIterable {
+        case id
+        case provider
+        case subject
+        case kind
+        case email
+        case name
+        case state
+        case addedGeneration = "added_generation"
+        case createdAt = "created_at"
+        case lastLoginAt = "last_login_at"
+        case lastActiveAt = "last_active_at"
+        case activeGeneration = "active_generation"
+        case accessToken = "access_token"
+        case accessTokenIssuedAt = "access_token_issued_at"
+        case accessTokenExpiresAt = "access_token_expires_at"
+        case refreshToken = "refresh_token"
+        case refreshTokenExpiresAt = "refresh_token_expires_at"
+        case providerData = "provider_data"
+    }
+
+    typealias Columns = CodingKeys
+
+    /// Loads select exactly these columns in this order, so that `init(row:)` can read them by index.
+    static var databaseSelection: [any SQLSelectable] { Columns.allCases }
+
+    var id: String
+    var provider: String
+    var subject: String
+    var kind: String
+    var email: String?
+    var name: String?
+    var state: String
+    var addedGeneration: Int64
+    var createdAt: Int64
+    var lastLoginAt: Int64?
+    var lastActiveAt: Int64?
+    var activeGeneration: Int64
+    var accessToken: String?
+    var accessTokenIssuedAt: Int64?
+    var accessTokenExpiresAt: Int64?
+    var refreshToken: String?
+    var refreshTokenExpiresAt: Int64?
+    var providerData: String?
+
+    /// Reads a row selected through `databaseSelection`, by column index.
+    ///
+    /// Why not the `Decodable` default: loading 100,000 users at start is on the daemon's start-up path, and GRDB's
+    /// decoder looks every column up by name in every row; reading by index is several times cheaper (see
+    /// `loadSessions`). The order is the one of `CodingKeys`, which `databaseSelection` selects.
+    init(row: Row) {
+        self.id = row[0]
+        self.provider = row[1]
+        self.subject = row[2]
+        self.kind = row[3]
+        self.email = row[4]
+        self.name = row[5]
+        self.state = row[6]
+        self.addedGeneration = row[7]
+        self.createdAt = row[8]
+        self.lastLoginAt = row[9]
+        self.lastActiveAt = row[10]
+        self.activeGeneration = row[11]
+        self.accessToken = row[12]
+        self.accessTokenIssuedAt = row[13]
+        self.accessTokenExpiresAt = row[14]
+        self.refreshToken = row[15]
+        self.refreshTokenExpiresAt = row[16]
+        self.providerData = row[17]
+    }
+
+    /// The row for `user`. Only the secret columns in `sealing` are sealed (with `cipher`) and filled in; the others
+    /// are left nil, which is right only for an update that does not write them (see `changedColumns`): sealing is
+    /// the expensive part of a write, and a fresh nonce makes resealed text differ even when the secret did not.
+    init(_ user: User, sealing: Set<Columns> = Columns.secrets, cipher: TokenCipher?) throws {
+        func sealed(_ value: String?, _ column: Columns) throws -> String? {
+            guard sealing.contains(column) else { return nil }
+            return try cipher.map { try $0.seal(value) } ?? value
+        }
+        self.id = user.id
+        self.provider = user.provider
+        self.subject = user.subject
+        self.kind = user.kind
+        self.email = user.email
+        self.name = user.name
+        self.state = user.state.rawValue
+        self.addedGeneration = user.addedGeneration
+        self.createdAt = user.createdAt.millisecondsSinceEpoch
+        self.lastLoginAt = user.lastLoginAt?.millisecondsSinceEpoch
+        self.lastActiveAt = user.lastActiveAt?.millisecondsSinceEpoch
+        self.activeGeneration = user.activeGeneration
+        self.accessToken = try sealed(user.tokens?.accessToken, .accessToken)
+        self.accessTokenIssuedAt = user.tokens?.issuedAt.millisecondsSinceEpoch
+        self.accessTokenExpiresAt = user.tokens?.expiresAt.millisecondsSinceEpoch
+        self.refreshToken = try sealed(user.tokens?.refreshToken, .refreshToken)
+        self.refreshTokenExpiresAt = user.tokens?.refreshExpiresAt?.millisecondsSinceEpoch
+        self.providerData = try sealed(user.providerData, .providerData)
+    }
+
+    /// Whether a secret column holds plaintext (stored before encryption was turned on).
+    var holdsPlaintextSecrets: Bool {
+        TokenCipher.isPlaintext(self.accessToken) || TokenCipher.isPlaintext(self.refreshToken)
+            || TokenCipher.isPlaintext(self.providerData)
+    }
+
+    /// The user this row holds, its secrets opened with `opener`.
+    ///
+    /// A row without a complete token set is logged out, whatever its `state` says: a session cannot be logged in
+    /// without tokens.
+    func user(opening opener: TokenCipher.Opener) throws(StoreError) -> User {
+        var tokens: TokenSet? = nil
+        if let accessToken = try opener.open(self.accessToken), let issuedAt = self.accessTokenIssuedAt,
+            let expiresAt = self.accessTokenExpiresAt
+        {
+            tokens = TokenSet(
+                accessToken: accessToken,
+                issuedAt: Timestamp(millisecondsSinceEpoch: issuedAt),
+                expiresAt: Timestamp(millisecondsSinceEpoch: expiresAt),
+                refreshToken: try opener.open(self.refreshToken),
+                refreshExpiresAt: self.refreshTokenExpiresAt.map(Timestamp.init(millisecondsSinceEpoch:))
+            )
+        }
+        let state = User.State(rawValue: self.state) ?? .loggedOut
+        return User(
+            id: self.id,
+            provider: self.provider,
+            subject: self.subject,
+            kind: self.kind,
+            email: self.email,
+            name: self.name,
+            state: tokens == nil ? .loggedOut : state,
+            addedGeneration: self.addedGeneration,
+            createdAt: Timestamp(millisecondsSinceEpoch: self.createdAt),
+            lastLoginAt: self.lastLoginAt.map(Timestamp.init(millisecondsSinceEpoch:)),
+            lastActiveAt: self.lastActiveAt.map(Timestamp.init(millisecondsSinceEpoch:)),
+            activeGeneration: self.activeGeneration,
+            tokens: tokens,
+            providerData: try opener.open(self.providerData)
+        )
+    }
+}
+
+extension UserRecord.Columns {
+    /// The columns a `TokenCipher` seals.
+    static let secrets: Set<Self> = [.accessToken, .refreshToken, .providerData]
+
+    /// The columns whose stored value differs between `old` and `new` (two versions of one user, so never the id),
+    /// compared in plaintext, field by field.
+    ///
+    /// Compared before sealing because a sealed value is different every time it is sealed: comparing sealed text
+    /// would rewrite every secret on every change.
+    static func changed(from old: User, to new: User) -> Set<Self> {
+        var columns: Set<Self> = []
+        func check(_ differs: Bool, _ column: Self) { if differs { columns.insert(column) } }
+        check(old.provider != new.provider, .provider)
+        check(old.subject != new.subject, .subject)
+        check(old.kind != new.kind, .kind)
+        check(old.email != new.email, .email)
+        check(old.name != new.name, .name)
+        check(old.state != new.state, .state)
+        check(old.addedGeneration != new.addedGeneration, .addedGeneration)
+        check(old.createdAt != new.createdAt, .createdAt)
+        check(old.lastLoginAt != new.lastLoginAt, .lastLoginAt)
+        check(old.lastActiveAt != new.lastActiveAt, .lastActiveAt)
+        check(old.activeGeneration != new.activeGeneration, .activeGeneration)
+        check(old.tokens?.accessToken != new.tokens?.accessToken, .accessToken)
+        check(old.tokens?.issuedAt != new.tokens?.issuedAt, .accessTokenIssuedAt)
+        check(old.tokens?.expiresAt != new.tokens?.expiresAt, .accessTokenExpiresAt)
+        check(old.tokens?.refreshToken != new.tokens?.refreshToken, .refreshToken)
+        check(old.tokens?.refreshExpiresAt != new.tokens?.refreshExpiresAt, .refreshTokenExpiresAt)
+        check(old.providerData != new.providerData, .providerData)
+        return columns
+    }
+}
