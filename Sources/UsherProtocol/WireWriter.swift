@@ -198,3 +198,56 @@ extension WireWriter {
         return writer.bytes
     }
 }
+
+/// A response line written a piece at a time: a list of 100,000 users is tens of megabytes, and a connection should
+/// hold a few pieces of it, not the whole answer (the server writes the next piece when the socket takes the last).
+public struct ListLineChunks: IteratorProtocol, Sendable {
+    private let id: RequestID?
+    private let result: ListUsersRequest.Result
+    private let usersPerChunk: Int
+    private var position = 0
+    private var done = false
+
+    public init(id: RequestID?, result: ListUsersRequest.Result, usersPerChunk: Int = 256) {
+        self.id = id
+        self.result = result
+        self.usersPerChunk = max(1, usersPerChunk)
+    }
+
+    /// The next piece of the line; the pieces together are exactly `LineCodec.encodeResult(id:result)`.
+    public mutating func next() -> [UInt8]? {
+        guard !self.done else { return nil }
+        if case .double = self.id {
+            // An id the writer leaves to LineCodec: the whole line at once.
+            self.done = true
+            return LineCodec.encodeResult(id: self.id, self.result)
+        }
+        var writer = WireWriter(capacity: self.usersPerChunk * 600)
+        if self.position == 0 {
+            // The envelope and everything before the first user, as `responseLine` writes it.
+            var head = WireWriter(capacity: 64)
+            head.raw("{\"generation\":")
+            head.integer(self.result.generation)
+            if let cursor = self.result.next {
+                head.raw(",\"next\":")
+                head.string(cursor)
+            }
+            head.raw(",\"users\":[")
+            var line = WireWriter.responseLine(id: self.id, resultJSON: head.bytes)
+            // `responseLine` closes the envelope (`}\n`); the users and the closing come in later pieces.
+            line.removeLast(2)
+            writer.bytes = line
+        }
+        let end = min(self.position + self.usersPerChunk, self.result.users.count)
+        for index in self.position..<end {
+            if index > 0 { writer.raw(",") }
+            self.result.users[index].write(to: &writer)
+        }
+        self.position = end
+        if end == self.result.users.count {
+            writer.raw("]}}\n")
+            self.done = true
+        }
+        return writer.bytes
+    }
+}

@@ -45,7 +45,13 @@ extension Dispatcher {
                 guard case .token(let result) = view.freshToken(userID: typed.userID, minValidSeconds: minimum) else {
                     return nil
                 }
-                self.audit(pending.method.rawValue, userID: result.userID, outcome: "ok", context)
+                self.audit(
+                    pending.method.rawValue,
+                    userID: result.userID,
+                    outcome: "ok",
+                    tokenExpiresAt: result.expiresAt,
+                    context
+                )
                 var writer = WireWriter(capacity: result.accessToken.utf8.count + 160)
                 result.write(to: &writer)
                 return WireWriter.responseLine(id: id, resultJSON: writer.bytes)

@@ -7,6 +7,8 @@ package struct Dispatcher: Sendable {
     /// What answering a request produced.
     package enum Outcome: Sendable {
         case response([UInt8])
+        /// A long response, written a piece at a time as the socket takes them.
+        case streamed(ListLineChunks)
         /// The connection subscribed: write the response, then forward the subscription's events.
         case subscribed(response: [UInt8], subscription: EventHub.LineSubscription)
     }
@@ -148,8 +150,10 @@ package struct Dispatcher: Sendable {
             return .response(LineCodec.encodeError(id: error.id, error.error))
         }
         do {
-            let (outcome, userID) = try await self.answer(method, request, pending.permissions, context)
-            if Self.audited.contains(method) { self.audit(method.rawValue, userID: userID, outcome: "ok", context) }
+            let (outcome, userID, tokenExpiresAt) = try await self.answer(method, request, pending.permissions, context)
+            if Self.audited.contains(method) {
+                self.audit(method.rawValue, userID: userID, outcome: "ok", tokenExpiresAt: tokenExpiresAt, context)
+            }
             return outcome
         } catch {
             return .response(self.failed(method, request, error, context))
@@ -177,11 +181,15 @@ package struct Dispatcher: Sendable {
         _ request: Request,
         _ permissions: Set<Permission>,
         _ context: Context
-    ) async throws -> (Outcome, String?) {
+    ) async throws -> (Outcome, String?, Timestamp?) {
         let id = request.id
         let params = request.params
-        func reply(_ result: some Encodable, user: String? = nil) -> (Outcome, String?) {
-            (.response(LineCodec.encodeResult(id: id, result)), user)
+        func reply(
+            _ result: some Encodable,
+            user: String? = nil,
+            tokenExpiresAt: Timestamp? = nil
+        ) -> (Outcome, String?, Timestamp?) {
+            (.response(LineCodec.encodeResult(id: id, result)), user, tokenExpiresAt)
         }
         switch method {
         case .hello:
@@ -232,11 +240,11 @@ package struct Dispatcher: Sendable {
             _ = try CurrentUserRequest(params: params)
             return reply(await self.registry.currentUser())
         case .listUsers:
+            // A list too long to answer on the event loop (see `answerRead`): taken from the published state here, off
+            // the loop, and written a piece at a time.
             let typed = try ListUsersRequest(params: params)
-            let result = try await self.registry.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
-            var writer = WireWriter(capacity: 1024)
-            result.write(to: &writer)
-            return (.response(WireWriter.responseLine(id: id, resultJSON: writer.bytes)), nil)
+            let result = try self.registry.view.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
+            return (.streamed(ListLineChunks(id: id, result: result)), nil, nil)
         case .switchUser:
             let typed = try SwitchUserRequest(params: params)
             let result = try await self.registry.switchUser(to: typed.userID, ifGeneration: typed.ifGeneration)
@@ -254,7 +262,7 @@ package struct Dispatcher: Sendable {
                 userID: typed.userID,
                 minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
             )
-            return reply(result, user: result.userID)
+            return reply(result, user: result.userID, tokenExpiresAt: result.expiresAt)
         case .refresh:
             let typed = try RefreshRequest(params: params)
             let result = try await self.registry.refresh(userID: typed.userID)
@@ -291,7 +299,7 @@ package struct Dispatcher: Sendable {
                 id: id,
                 SubscribeRequest.Result(generation: generation, subscribed: subscribed)
             )
-            return (.subscribed(response: response, subscription: subscription), nil)
+            return (.subscribed(response: response, subscription: subscription), nil, nil)
         case .status:
             _ = try StatusRequest(params: params)
             let snapshot = await self.registry.snapshot()

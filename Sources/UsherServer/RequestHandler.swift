@@ -38,6 +38,8 @@ final class RequestHandler: ChannelDuplexHandler {
     private var readHeld = false
     private var inputClosed = false
     private var closing = false
+    /// A long answer being written as the socket takes it (the request stays `busy` until it is all written).
+    private var streaming: ListLineChunks?
     private var subscriptionID: UInt64?
     /// Tasks forwarding a subscription's events that have not ended yet (a new `subscribe` replaces the old one,
     /// whose task ends shortly after).
@@ -162,9 +164,45 @@ final class RequestHandler: ChannelDuplexHandler {
             self.unsubscribe()
             self.answered(bytes, context: context)
             self.forward(subscription, context: context)
+        case .streamed(var chunks):
+            guard self.subscriptionID == nil else {
+                // Events are written by another task: the answer goes in one write, so none lands inside it.
+                var line: [UInt8] = []
+                while let chunk = chunks.next() { line += chunk }
+                self.answered(line, context: context)
+                break
+            }
+            self.busy = true
+            self.streaming = chunks
+            self.pump(context: context)
+            return
         }
         context.flush()
         self.drain(context: context)
+    }
+
+    /// Writes pieces of the answer being streamed while the channel is writable; the rest follows when it is again.
+    private func pump(context: ChannelHandlerContext) {
+        guard var chunks = self.streaming else { return }
+        while context.channel.isWritable, let chunk = chunks.next() {
+            self.write(chunk, context: context)
+            context.flush()
+        }
+        guard context.channel.isWritable else {
+            self.streaming = chunks
+            return
+        }
+        // Written in full.
+        self.streaming = nil
+        self.busy = false
+        self.activity.requestFinished()
+        self.tracker.requestAnswered()
+        self.drain(context: context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, self.streaming != nil { self.pump(context: context) }
+        context.fireChannelWritabilityChanged()
     }
 
     /// Answers queued lines until one needs the registry, the queue is empty, or a burst is done.

@@ -81,6 +81,34 @@ struct WireWriterTests {
         }
     }
 
+    /// A long list written in pieces is, piece after piece, exactly the line LineCodec writes.
+    @Test func listInPiecesIsTheSameLine() {
+        let users = (0..<1000).map { Self.user(Self.awkwardStrings[$0 % Self.awkwardStrings.count], $0) }
+        for result in [
+            ListUsersRequest.Result(generation: 12, users: users),
+            ListUsersRequest.Result(generation: 0, users: []),
+            ListUsersRequest.Result(generation: 3, users: Array(users.prefix(7)), next: "a7"),
+        ] {
+            for id in Self.ids {
+                for perChunk in [1, 7, 256, 5000] {
+                    var chunks = ListLineChunks(id: id, result: result, usersPerChunk: perChunk)
+                    var line: [UInt8] = []
+                    var pieces = 0
+                    while let chunk = chunks.next() {
+                        line += chunk
+                        pieces += 1
+                    }
+                    self.expectSame(
+                        line,
+                        LineCodec.encodeResult(id: id, result),
+                        "\(result.users.count) users, \(perChunk) a piece, id \(String(describing: id))"
+                    )
+                    #expect(pieces >= 1)
+                }
+            }
+        }
+    }
+
     @Test func accessTokenMatchesLineCodec() {
         for (index, text) in Self.awkwardStrings.enumerated() {
             let result = AccessTokenRequest.Result(

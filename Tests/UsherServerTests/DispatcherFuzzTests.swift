@@ -153,6 +153,10 @@ struct DispatcherFuzzTests {
             case .subscribed(let bytes, let subscription):
                 response = bytes
                 registry.events.cancel(subscription.id)
+            case .streamed(var chunks):
+                var line: [UInt8] = []
+                while let chunk = chunks.next() { line += chunk }
+                response = line
             }
             let context =
                 "seed \(seed), iteration \(iteration), input \(String(decoding: line, as: UTF8.self).prefix(300))"
