@@ -13,8 +13,14 @@ package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
         var key: String
     }
 
+    /// A live key's priority and the sequence of its entry in `heap` (entries with another sequence are stale).
+    private struct Live: Sendable {
+        var priority: Priority
+        var sequence: UInt64
+    }
+
     private var heap: [Entry] = []
-    private var live: [String: Entry] = [:]
+    private var live: [String: Live] = [:]
     private var nextSequence: UInt64 = 0
 
     package init() {}
@@ -34,7 +40,7 @@ package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
     package mutating func insert(_ key: String, priority: Priority) {
         self.nextSequence += 1
         let entry = Entry(priority: priority, sequence: self.nextSequence, key: key)
-        self.live[key] = entry
+        self.live[key] = Live(priority: priority, sequence: entry.sequence)
         self.push(entry)
         self.compactIfSparse()
     }
@@ -62,7 +68,8 @@ package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
     private mutating func compactIfSparse() {
         guard self.heap.count > 64, self.heap.count > 2 * self.live.count else { return }
         // A sorted array is a valid min-heap.
-        self.heap = self.live.values.sorted(by: Self.before)
+        self.heap = self.live.map { Entry(priority: $0.value.priority, sequence: $0.value.sequence, key: $0.key) }
+            .sorted(by: Self.before)
     }
 
     private static func before(_ a: Entry, _ b: Entry) -> Bool {

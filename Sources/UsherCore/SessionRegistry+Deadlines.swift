@@ -17,7 +17,8 @@ extension SessionRegistry {
             self.scheduler.cancel(user.id)
             return
         }
-        status.nextRefreshAt = user.tokens?.refreshToken != nil ? deadline : nil
+        // The rules' own deadline: clients are shown it without the status having to keep it.
+        status.nextRefreshAt = nil
         self.tokenStatus[user.id] = status
         self.scheduler.schedule(user.id, at: deadline)
     }

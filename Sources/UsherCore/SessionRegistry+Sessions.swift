@@ -97,8 +97,7 @@ extension SessionRegistry {
                 draft.changesGeneration = true
                 // The user as it is once this change applies: active (a login always makes it so), with a fresh
                 // refresh state and its refresh deadline.
-                var info = UserInfo(draft.saved[userID] ?? user, status: nil, active: true)
-                info.nextRefreshAt = user.tokens?.refreshToken != nil ? deadlines.nextDeadline(for: user) : nil
+                let info = UserInfo(draft.saved[userID] ?? user, status: nil, active: true, deadlines: deadlines)
                 draft.events.append(.userLoggedIn(user: info))
             }
             return userID
@@ -160,11 +159,12 @@ extension SessionRegistry {
         let revoked = draft.revocations.isEmpty ? false : await self.revoke(draft.revocations)
         self.logger.debug("logout", metadata: ["user.id": "\(user.id)", "revoked": "\(revoked)"])
         if draft.deleted.contains(user.id) {
-            var info = UserInfo(user, status: nil, active: false)
+            var info = UserInfo(user, status: nil, active: false, deadlines: self.configuration.deadlines)
             info.state = .removed
             info.accessTokenExpiresAt = nil
             info.refreshTokenExpiresAt = nil
             info.tokenState = .none
+            info.nextRefreshAt = nil
             return LogoutRequest.Result(generation: draft.generation, user: info, revoked: revoked)
         }
         let result = try self.result(of: draft, for: user.id)

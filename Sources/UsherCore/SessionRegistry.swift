@@ -83,6 +83,7 @@ package actor SessionRegistry {
         self.view = view
         self.tokenStatus = TokenStatusTable(view: view)
         self.logger = logger
+        view.publish(deadlines: configuration.deadlines)
     }
 
     // MARK: - Lifecycle
@@ -97,7 +98,7 @@ package actor SessionRegistry {
         self.view.publish(self.state)
         self.lifecycle = .running
         let now = self.clock.now()
-        let expired = self.state.users.values.filter { user in
+        let expired = self.state.users.filter { user in
             user.state == .loggedIn && (user.tokens.flatMap(TokenDeadlines.sessionEnd).map { $0 <= now } ?? false)
         }
         if !expired.isEmpty {
@@ -107,7 +108,7 @@ package actor SessionRegistry {
         }
         let deadlines = self.configuration.deadlines
         var overdue: [String] = []
-        for user in self.state.users.values where user.state == .loggedIn {
+        for user in self.state.users where user.state == .loggedIn {
             if let deadline = deadlines.nextDeadline(for: user), deadline <= now {
                 overdue.append(user.id)
             } else {
@@ -124,7 +125,7 @@ package actor SessionRegistry {
         self.logger.info(
             "loaded session state",
             metadata: [
-                "generation": "\(self.state.generation)", "users": "\(self.state.users.count)",
+                "generation": "\(self.state.generation)", "users": "\(self.state.count)",
                 "users.overdue": "\(overdue.count)", "users.expired": "\(expired.count)",
             ]
         )
@@ -215,12 +216,22 @@ package actor SessionRegistry {
         self.providers = Dictionary(providers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.providerOrder = providers.map(\.name)
         self.defaultProviderName = defaultProvider
+        let marginChanged = configuration.refreshMarginMilliseconds != self.configuration.refreshMarginMilliseconds
         self.configuration = configuration
+        guard marginChanged else { return }
+        // Every deadline follows the new margin: shown and scheduled alike.
+        self.view.publish(deadlines: configuration.deadlines)
+        for user in self.state.users where user.state == .loggedIn { self.scheduleTimer(for: user) }
     }
 
     /// A user as clients see it, from the working state (used inside changes, for events).
     func info(_ user: User) -> UserInfo {
-        UserInfo(user, status: self.tokenStatus[user.id]?.view, active: user.id == self.state.activeUserID)
+        UserInfo(
+            user,
+            status: self.tokenStatus[user.id]?.view,
+            active: user.id == self.state.activeUserID,
+            deadlines: self.configuration.deadlines
+        )
     }
 
     /// The user a request names, or the active user when it names none.

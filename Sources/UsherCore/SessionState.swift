@@ -11,26 +11,44 @@
 package struct SessionState: Sendable {
     package internal(set) var generation: Int64 = 0
     package internal(set) var activeUserID: String?
-    package private(set) var users: [String: User] = [:]
+    /// Users are kept boxed: a table of 100,000 users is then 100,000 pointers (the table has room for twice as many
+    /// as it holds) rather than 100,000 inline records of 240 bytes, and the working and published states share the
+    /// records of users that did not change.
+    private var table: [String: Record] = [:]
     package private(set) var loggedInCount = 0
     private var order = UserOrder()
     /// Logged-in users by `-activeGeneration`: the top is the most recently active one.
     private var recency = IndexedHeap<Int64>()
     private var anonymous: [String: Set<String>] = [:]
 
+    /// One user, immutable: a change replaces the record.
+    private final class Record: Sendable {
+        let user: User
+
+        init(_ user: User) {
+            self.user = user
+        }
+    }
+
     package init() {}
+
+    /// How many users there are.
+    package var count: Int { self.table.count }
+
+    /// Every user, in no particular order.
+    package var users: some Sequence<User> { self.table.values.lazy.map(\.user) }
 
     package init(generation: Int64, users: [User]) {
         self.generation = generation
-        self.users.reserveCapacity(users.count)
+        self.table.reserveCapacity(users.count)
         for user in users.sorted(by: { $0.addedGeneration < $1.addedGeneration }) { self.put(user) }
     }
 
-    package subscript(userID: String) -> User? { self.users[userID] }
+    package subscript(userID: String) -> User? { self.table[userID]?.user }
 
     /// Adds or replaces a user.
     package mutating func put(_ user: User) {
-        let previous = self.users.updateValue(user, forKey: user.id)
+        let previous = self.table.updateValue(Record(user), forKey: user.id)?.user
         if let previous {
             self.unindex(previous)
             if previous.addedGeneration != user.addedGeneration {
@@ -46,7 +64,7 @@ package struct SessionState: Sendable {
     /// Removes a user; returns it.
     @discardableResult
     package mutating func remove(_ userID: String) -> User? {
-        guard let previous = self.users.removeValue(forKey: userID) else { return nil }
+        guard let previous = self.table.removeValue(forKey: userID)?.user else { return nil }
         self.unindex(previous)
         self.order.markRemoved(isLive: self.isLive)
         if self.activeUserID == userID { self.activeUserID = nil }
@@ -54,7 +72,7 @@ package struct SessionState: Sendable {
     }
 
     private func isLive(_ entry: UserOrder.Entry) -> Bool {
-        self.users[entry.userID]?.addedGeneration == entry.addedGeneration
+        self.table[entry.userID]?.user.addedGeneration == entry.addedGeneration
     }
 
     private mutating func index(_ user: User) {
@@ -83,7 +101,7 @@ package struct SessionState: Sendable {
 
     /// The provider's logged-in anonymous user (the most recently active one, should there be several).
     package func loggedInAnonymous(of provider: String) -> User? {
-        self.anonymous[provider]?.lazy.compactMap { self.users[$0] }.max { $0.activeGeneration < $1.activeGeneration }
+        self.anonymous[provider]?.lazy.compactMap { self[$0] }.max { $0.activeGeneration < $1.activeGeneration }
     }
 
     /// Up to `limit` users added after `addedGeneration` (from the first when nil), in the order they were added, and
@@ -92,9 +110,9 @@ package struct SessionState: Sendable {
         let entries = self.order.entries
         var index = addedGeneration.map(self.order.firstIndex(after:)) ?? 0
         var users: [User] = []
-        users.reserveCapacity(min(limit, self.users.count))
+        users.reserveCapacity(min(limit, self.table.count))
         while index < entries.count, users.count < limit {
-            if self.isLive(entries[index]), let user = self.users[entries[index].userID] { users.append(user) }
+            if self.isLive(entries[index]), let user = self[entries[index].userID] { users.append(user) }
             index += 1
         }
         while index < entries.count, !self.isLive(entries[index]) { index += 1 }

@@ -8,7 +8,8 @@ import UsherProtocol
 /// A read takes the lock for a dictionary lookup or a copy-on-write reference; the `current_user` answer is encoded
 /// once per change (not per request). Writers are the registry alone, one change at a time, in commit order.
 package final class SessionView: Sendable {
-    /// The parts of a user's refresh state that clients see.
+    /// The parts of a user's refresh state that clients see. Only users with a state of their own have one (a refresh
+    /// in flight, a retry, a deadline other than the rules'); memory for 100,000 users does not hold 100,000 of them.
     package struct TokenView: Sendable, Hashable {
         package var refreshing = false
         package var retryAt: Timestamp?
@@ -43,6 +44,8 @@ package final class SessionView: Sendable {
         var currentUserJSON: [UInt8] = []
         /// The whole `list_users` result of a small device, encoded at the first request after a change.
         var listJSON: [UInt8]?
+        /// The rules that place a user's next refresh when it has no refresh state of its own.
+        var deadlines = TokenDeadlines(refreshMarginMilliseconds: 300_000)
     }
 
     private let published = Mutex(Published())
@@ -57,7 +60,7 @@ package final class SessionView: Sendable {
 
     package var generation: Int64 { self.published.withLock { $0.state.generation } }
 
-    package var userCount: Int { self.published.withLock { $0.state.users.count } }
+    package var userCount: Int { self.published.withLock { $0.state.count } }
 
     /// `current_user`'s result as JSON bytes (without the envelope).
     package func currentUserJSON() -> [UInt8] {
@@ -86,7 +89,7 @@ package final class SessionView: Sendable {
     package func listUsersJSON(maximumUsers: Int) -> [UInt8]? {
         self.published.withLock { published in
             if let cached = published.listJSON { return cached }
-            guard published.state.users.count <= maximumUsers else { return nil }
+            guard published.state.count <= maximumUsers else { return nil }
             let (users, _) = published.state.page(after: nil, limit: maximumUsers)
             var writer = WireWriter(capacity: 512 * users.count + 32)
             ListUsersRequest.Result(
@@ -151,7 +154,7 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             let active = published.state.activeUserID.flatMap { published.state[$0] }
             return (
-                published.state.generation, published.state.loggedInCount, published.state.users.count,
+                published.state.generation, published.state.loggedInCount, published.state.count,
                 published.state.activeUserID, active.map { $0.email ?? $0.id }
             )
         }
@@ -184,7 +187,16 @@ package final class SessionView: Sendable {
         }
     }
 
-    /// Publishes a user's refresh state (in memory only: not part of a commit).
+    /// Publishes the deadline rules (at start and after a reload).
+    func publish(deadlines: TokenDeadlines) {
+        self.published.withLock { published in
+            published.deadlines = deadlines
+            published.listJSON = nil
+            published.currentUserJSON = Self.encodeCurrentUser(published)
+        }
+    }
+
+    /// Publishes a user's refresh state (in memory only: not part of a commit); nil when it has none of its own.
     func publish(tokenView: TokenView?, of userID: String) {
         self.published.withLock { published in
             guard published.tokens[userID] != tokenView else { return }
@@ -213,13 +225,19 @@ package final class SessionView: Sendable {
     }
 
     private static func info(_ user: User, in published: Published) -> UserInfo {
-        UserInfo(user, status: published.tokens[user.id], active: user.id == published.state.activeUserID)
+        UserInfo(
+            user,
+            status: published.tokens[user.id],
+            active: user.id == published.state.activeUserID,
+            deadlines: published.deadlines
+        )
     }
 }
 
 extension UserInfo {
-    /// A user as clients see it, from the registry's record and its refresh state.
-    package init(_ user: User, status: SessionView.TokenView?, active: Bool) {
+    /// A user as clients see it, from the registry's record and its refresh state. Without a refresh state of its own
+    /// (the usual case), a user's next refresh is where the deadline rules put it.
+    package init(_ user: User, status: SessionView.TokenView?, active: Bool, deadlines: TokenDeadlines) {
         let tokenState: TokenState
         if user.state == .loggedOut || user.tokens == nil {
             tokenState = .none
@@ -245,7 +263,9 @@ extension UserInfo {
             accessTokenExpiresAt: loggedIn ? user.tokens?.expiresAt : nil,
             refreshTokenExpiresAt: loggedIn ? user.tokens?.refreshExpiresAt : nil,
             tokenState: tokenState,
-            nextRefreshAt: loggedIn ? status?.nextRefreshAt : nil,
+            nextRefreshAt: loggedIn
+                ? status?.nextRefreshAt ?? (user.tokens?.refreshToken != nil ? deadlines.nextDeadline(for: user) : nil)
+                : nil,
             retryAt: loggedIn ? status?.retryAt : nil,
             lastRefreshError: loggedIn ? status?.lastError : nil
         )

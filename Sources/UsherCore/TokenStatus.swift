@@ -7,6 +7,7 @@ extension SessionRegistry {
         var failures = 0
         var retryAt: Timestamp?
         var lastError: ErrorCode?
+        /// A deadline other than the one the rules give (a retry, a start-up spread); nil for the rules' own.
         var nextRefreshAt: Timestamp?
         /// A refresh the provider answered that could not be stored yet: stored at the next attempt instead of
         /// asking the provider again. Its tokens are never handed out before they are durable. Boxed: it is rare,
@@ -16,6 +17,12 @@ extension SessionRegistry {
         var unstored: RefreshedSession? {
             get { self.unstoredBox?.session }
             set { self.unstoredBox = newValue.map(Unstored.init) }
+        }
+
+        /// Whether there is nothing here that the rules do not say already: such a status is not kept.
+        var isPlain: Bool {
+            !self.refreshing && self.failures == 0 && self.retryAt == nil && self.lastError == nil
+                && self.nextRefreshAt == nil && self.unstoredBox == nil
         }
 
         /// What clients see of it.
@@ -37,8 +44,8 @@ extension SessionRegistry {
         }
     }
 
-    /// Every user's refresh state. Each change is published to the view at once: refresh state is in memory only, so
-    /// there is no commit to wait for.
+    /// The refresh state of every user that has one of its own (a plain status is not kept). Each change is published
+    /// to the view at once: refresh state is in memory only, so there is no commit to wait for.
     struct TokenStatusTable {
         private(set) var entries: [String: TokenStatus] = [:]
         private let view: SessionView
@@ -49,18 +56,21 @@ extension SessionRegistry {
 
         subscript(userID: String) -> TokenStatus? {
             get { self.entries[userID] }
-            set {
-                self.entries[userID] = newValue
-                self.view.publish(tokenView: newValue?.view, of: userID)
-            }
+            set { self.store(newValue, for: userID) }
         }
 
         subscript(userID: String, default defaultValue: @autoclosure () -> TokenStatus) -> TokenStatus {
             get { self.entries[userID] ?? defaultValue() }
-            set {
-                self.entries[userID] = newValue
-                self.view.publish(tokenView: newValue.view, of: userID)
+            set { self.store(newValue, for: userID) }
+        }
+
+        private mutating func store(_ status: TokenStatus?, for userID: String) {
+            guard let status, !status.isPlain else {
+                self.removeValue(forKey: userID)
+                return
             }
+            self.entries[userID] = status
+            self.view.publish(tokenView: status.view, of: userID)
         }
 
         mutating func removeValue(forKey userID: String) {

@@ -51,7 +51,7 @@ struct SessionStateTests {
             #expect(pages.dropLast().allSatisfy { $0.count == limit })
             #expect(pages.last?.isEmpty == false, "no empty last page when the users divide evenly")
         }
-        #expect(state.users.count == expected.count)
+        #expect(state.count == expected.count)
     }
 
     @Test func aPageStartsAfterItsCursorEvenWhenThatUserIsGone() {
