@@ -1,9 +1,16 @@
-import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
 import UsherFraming
 @_exported import UsherProtocol
+
+// FoundationEssentials, not Foundation: every `usher` run links this module, and Foundation would bring ICU and its
+// start-up cost with it.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A connection to `usherd`.
 ///

@@ -1,6 +1,12 @@
 import ArgumentParser
-import Foundation
 import UsherClient
+
+// JSONDecoder: FoundationEssentials, never Foundation (see Output).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension Usher {
     struct Call: AsyncParsableCommand {

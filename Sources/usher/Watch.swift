@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import UsherClient
 
 extension Usher {
@@ -25,7 +24,7 @@ extension Usher {
 
         private func eventNames() throws -> [EventName]? {
             let names = self.events.flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingCharacters(in: .whitespaces)
+                Text.trimmingWhitespace($0)
             }
             guard !names.isEmpty else { return nil }
             return try names.map { name in
@@ -69,7 +68,7 @@ extension Usher {
             case .activeUserChanged(let previous, let current):
                 details = "\(previous ?? "none") -> \(current ?? "none")"
             case .userLoggedOut(let userID, let reason):
-                details = "\(userID) (\(reason.rawValue.replacingOccurrences(of: "_", with: " ")))"
+                details = "\(userID) (\(reason.rawValue.replacing("_", with: " ")))"
             case .userRemoved(let userID):
                 details = userID
             case .tokenRefreshed(let userID, let expiresAt):
