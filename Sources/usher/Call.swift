@@ -11,6 +11,7 @@ import Foundation
 extension Usher {
     struct Call: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "call",
             abstract: "Send any request and print its JSON result.",
             discussion: #"Example: usher call access_token '{"min_valid": 300}'"#
         )

@@ -4,6 +4,7 @@ import UsherClient
 extension Usher {
     struct Token: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "token",
             abstract: "Print a valid access token, and nothing else.",
             discussion: #"For scripts: curl -H "Authorization: Bearer $(usher token)" ..."#
         )
@@ -37,6 +38,7 @@ extension Usher {
 
     struct Refresh: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "refresh",
             abstract: "Refresh a user's access token now and print its new expiry."
         )
 
@@ -73,6 +75,7 @@ extension Usher {
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "create",
                 abstract: "Create an API key and print it; it is shown only this once."
             )
 
@@ -97,7 +100,10 @@ extension Usher {
         }
 
         struct List: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List the names of a user's API keys.")
+            static let configuration = CommandConfiguration(
+                commandName: "list",
+                abstract: "List the names of a user's API keys."
+            )
 
             @OptionGroup var options: GlobalOptions
 
@@ -121,6 +127,7 @@ extension Usher {
 
         struct Delete: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "delete",
                 abstract: "Delete an API key; logging in with it fails from then on."
             )
 

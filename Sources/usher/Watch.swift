@@ -4,6 +4,7 @@ import UsherClient
 extension Usher {
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "watch",
             abstract: "Print events as they happen, until usherd closes the connection or Ctrl-C.",
             discussion: "Events: \(EventName.allCases.map(\.rawValue).joined(separator: ", "))."
         )
