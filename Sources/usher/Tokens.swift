@@ -2,7 +2,9 @@ import ArgumentParser
 import UsherClient
 
 extension Usher {
-    struct Token: AsyncParsableCommand {
+    /// The CLI's hot path (`$(usher token)` in scripts and prompts): one blocking exchange on the main thread, with
+    /// no event loop or threads started, since starting them cost more than the exchange.
+    struct Token: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "token",
             abstract: "Print a valid access token, and nothing else.",
@@ -26,11 +28,18 @@ extension Usher {
             }
         }
 
-        func run() async throws {
-            try await self.options.withSession { session in
-                let userID = try await session.userID(for: self.user)
-                let token = try await session.perform(AccessTokenRequest(userID: userID, minValid: self.minValid))
-                guard !session.json else { return }
+        func run() throws {
+            let connection = try BlockingConnection(to: self.options.location)
+            var userID = self.user
+            if let user = self.user, user.contains("@") {
+                userID = try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
+            }
+            let (token, json) = try connection.sendReturningJSON(
+                AccessTokenRequest(userID: userID, minValid: self.minValid)
+            )
+            if self.options.json {
+                Output.json(json)
+            } else {
                 Output.line(token.accessToken)
             }
         }
