@@ -124,6 +124,59 @@ struct CLIStartupTests {
         }
     }
 
+    /// The socket is looked for as before, now through `getenv` and `stat`: `$USHER_SOCKET`, then (not for root)
+    /// `$XDG_RUNTIME_DIR/usher/usher.sock` when something is there, then `/run/usher/usher.sock`; the error names
+    /// what was looked at. Run as `nobody` (with `setpriv`), since root skips the per-user location.
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && !FileManager.default.fileExists(atPath: "/run/usher/usher.sock"),
+            "needs root, /usr/bin/setpriv, and no daemon at /run/usher/usher.sock"
+        )
+    )
+    func theSocketIsFoundWhereItWasBefore() async throws {
+        let systemSocket = "/run/usher/usher.sock"
+        let runtime = try TestDirectory()
+        defer { runtime.remove() }
+        #expect(chmod(runtime.path, 0o755) == 0)
+        func usher(asRoot: Bool = false, _ environment: [String: String]) async throws -> ProcessOutput {
+            let command = asRoot ? [] : ["--reuid=65534", "--regid=65534", "--clear-groups", try Self.usher()]
+            return try await runProcess(
+                asRoot ? try Self.usher() : "/usr/bin/setpriv",
+                command + ["token"],
+                environment: environment.merging(["PATH": "/usr/bin:/bin"]) { set, _ in set }
+            )
+        }
+        let perUser = runtime.path + "/usher/usher.sock"
+
+        // Nothing in the runtime directory: the system socket, and the error says what else was looked at.
+        var missing = try await usher(["XDG_RUNTIME_DIR": runtime.path + "/"])
+        #expect(missing.status == 3)
+        #expect(
+            missing.stderr
+                == "usher: cannot reach usherd at \(systemSocket): no such file (also looked for \(perUser): "
+                + "not found; set --socket or USHER_SOCKET)\n"
+        )
+        // Something there (not a socket): it is chosen.
+        #expect(mkdir(runtime.path + "/usher", 0o755) == 0)
+        try runtime.write("usher/usher.sock", "")
+        #expect(chmod(perUser, 0o666) == 0)
+        missing = try await usher(["XDG_RUNTIME_DIR": runtime.path])
+        #expect(missing.status == 3)
+        #expect(
+            missing.stderr
+                == "usher: cannot reach usherd at \(perUser): connection refused (set --socket or USHER_SOCKET)\n"
+        )
+        // USHER_SOCKET wins; root never looks in XDG_RUNTIME_DIR.
+        missing = try await usher(["XDG_RUNTIME_DIR": runtime.path, "USHER_SOCKET": runtime.path + "/other.sock"])
+        #expect(missing.stderr.contains("at \(runtime.path)/other.sock: no such file (from USHER_SOCKET)"))
+        missing = try await usher(asRoot: true, ["XDG_RUNTIME_DIR": runtime.path])
+        #expect(
+            missing.stderr
+                == "usher: cannot reach usherd at \(systemSocket): no such file (set --socket or USHER_SOCKET)\n"
+        )
+    }
+
     /// `watch --events` takes names with spaces around them; an unknown name is a usage error (2). Valid names get as
     /// far as connecting (3: nothing listens there).
     @Test func watchEventNamesAreTrimmed() async throws {
