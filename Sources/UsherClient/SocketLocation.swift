@@ -1,4 +1,10 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where the daemon's socket is, and how that was decided.
 ///
@@ -62,25 +68,38 @@ public struct SocketLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// Resolves the socket path.
     ///
+    /// Nothing is read that the answer does not need: `$XDG_RUNTIME_DIR` and the file system are looked at only when
+    /// there is no explicit path and no `$USHER_SOCKET`. This runs before every CLI command, so it stays a couple of
+    /// `getenv` calls rather than a copy of the whole environment.
+    ///
     /// - Parameters:
     ///   - explicitPath: a path the user gave; used as it is when not nil or empty.
-    ///   - environment: the environment to read `USHER_SOCKET` and `XDG_RUNTIME_DIR` from; the process's by default.
+    ///   - environment: the environment to read `USHER_SOCKET` and `XDG_RUNTIME_DIR` from; nil (the default) reads
+    ///     those two variables of the process's environment, and no others.
     ///   - isRoot: whether to skip the per-user location; true for uid 0 by default.
     ///   - fileExists: tells whether a path exists; the file system by default.
     public static func resolve(
         explicitPath: String? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String]? = nil,
         isRoot: Bool = getuid() == 0,
-        fileExists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }
+        fileExists: (String) -> Bool = { path in
+            // `stat` follows symbolic links, as `FileManager.fileExists(atPath:)` does.
+            var status = stat()
+            return stat(path, &status) == 0
+        }
     ) -> SocketLocation {
+        func variable(_ name: String) -> String? {
+            if let environment { return environment[name] }
+            return getenv(name).map { String(cString: $0) }
+        }
         if let explicitPath, !explicitPath.isEmpty {
             return SocketLocation(path: explicitPath, source: .explicit)
         }
-        if let path = environment["USHER_SOCKET"], !path.isEmpty {
+        if let path = variable("USHER_SOCKET"), !path.isEmpty {
             return SocketLocation(path: path, source: .environment)
         }
         var considered: [Candidate] = []
-        if !isRoot, let runtimeDirectory = environment["XDG_RUNTIME_DIR"], !runtimeDirectory.isEmpty {
+        if !isRoot, let runtimeDirectory = variable("XDG_RUNTIME_DIR"), !runtimeDirectory.isEmpty {
             let directory = runtimeDirectory.hasSuffix("/") ? String(runtimeDirectory.dropLast()) : runtimeDirectory
             let path = directory + "/usher/usher.sock"
             if fileExists(path) {

@@ -1,9 +1,16 @@
-import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
 import UsherFraming
 @_exported import UsherProtocol
+
+// FoundationEssentials, not Foundation: every `usher` run links this module, and Foundation would bring ICU and its
+// start-up cost with it.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A connection to `usherd`.
 ///
@@ -145,14 +152,21 @@ public final class UsherClient: Sendable {
     public func sendReturningJSON<Request: UsherRequest>(
         _ request: Request
     ) async throws -> (result: Request.Result, json: JSONValue) {
-        let method = Request.method.rawValue
-        let json = try await self.call(method: method, params: request.params.values)
+        let json = try await self.call(method: Request.method.rawValue, params: request.params.values)
+        return (try Self.decodeResult(of: Request.self, from: json), json)
+    }
+
+    /// Turns a result's JSON into its typed form; a result of the wrong shape is `malformedResponse`.
+    static func decodeResult<Request: UsherRequest>(
+        of request: Request.Type,
+        from json: JSONValue
+    ) throws(UsherClientError) -> Request.Result {
         do {
-            return (try LineCodec.decode(Request.Result.self, from: json), json)
+            return try LineCodec.decode(Request.Result.self, from: json)
         } catch let error as DecodingError {
-            throw UsherClientError.malformedResponse("the result of \(method): \(error.summary)")
+            throw .malformedResponse("the result of \(Request.method.rawValue): \(error.summary)")
         } catch {
-            throw UsherClientError.malformedResponse("the result of \(method) could not be decoded")
+            throw .malformedResponse("the result of \(Request.method.rawValue) could not be decoded")
         }
     }
 
@@ -235,16 +249,15 @@ public final class UsherClient: Sendable {
     /// - Returns: the error that ends the connection when the line breaks the protocol. Once a response cannot be
     ///   matched to its request, no later response can be trusted to belong to the request it seems to answer.
     private func handle(line: some Collection<UInt8>) -> UsherClientError? {
-        let incoming: LineCodec.Incoming
+        let incoming: LineCodec.Incoming?
         do {
-            incoming = try LineCodec.decodeIncoming(line)
+            incoming = try Self.decodeLine(line)
         } catch {
-            // An event this version does not know (or cannot decode) is skipped: a newer daemon may send it.
-            if Self.isEvent(line) { return nil }
-            let reason = (error as? DecodingError)?.summary ?? "not a response"
-            return .malformedResponse("a line from usherd: \(reason)")
+            return error
         }
         switch incoming {
+        case nil:
+            return nil
         case .event(let event):
             self.eventSink.yield(event)
             return nil
@@ -253,19 +266,8 @@ public final class UsherClient: Sendable {
                 guard let next = state.pending.first else {
                     return .failure(.malformedResponse("a response (id \(id.map { "\($0)" } ?? "null")) to no request"))
                 }
-                // The daemon echoes our id; only an error about a line it could not read may carry a null id.
-                let idMatches: Bool
-                switch (id, result) {
-                case (.int(let received)?, _): idMatches = received == next.id
-                case (nil, .failure): idMatches = true
-                default: idMatches = false
-                }
-                guard idMatches else {
-                    return .failure(
-                        .malformedResponse(
-                            "response id \(id.map { "\($0)" } ?? "null") does not match request id \(next.id)"
-                        )
-                    )
+                if let mismatch = Self.mismatch(id: id, result: result, expected: next.id) {
+                    return .failure(mismatch)
                 }
                 state.pending.removeFirst()
                 return .success(next)
@@ -277,6 +279,35 @@ public final class UsherClient: Sendable {
             case .failure(let error):
                 return error
             }
+        }
+    }
+
+    /// Decodes a line from the daemon; nil for an event this version does not know (or cannot decode), which is
+    /// skipped: a newer daemon may send it. Any other line that does not decode breaks the protocol.
+    static func decodeLine(_ line: some Collection<UInt8>) throws(UsherClientError) -> LineCodec.Incoming? {
+        do {
+            return try LineCodec.decodeIncoming(line)
+        } catch {
+            if Self.isEvent(line) { return nil }
+            let reason = (error as? DecodingError)?.summary ?? "not a response"
+            throw .malformedResponse("a line from usherd: \(reason)")
+        }
+    }
+
+    /// Why a response cannot answer the request with id `expected`, or nil when it does. The daemon echoes our id;
+    /// only an error about a line it could not read may carry a null id.
+    static func mismatch(
+        id: RequestID?,
+        result: Result<JSONValue, ResponseError>,
+        expected: Int64
+    ) -> UsherClientError? {
+        switch (id, result) {
+        case (.int(let received)?, _) where received == expected: return nil
+        case (nil, .failure): return nil
+        default:
+            return .malformedResponse(
+                "response id \(id.map { "\($0)" } ?? "null") does not match request id \(expected)"
+            )
         }
     }
 

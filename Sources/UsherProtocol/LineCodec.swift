@@ -1,4 +1,10 @@
+// FoundationEssentials, not Foundation: the CLI links this module, and Foundation would bring ICU and its start-up
+// cost into every `usher` run. JSONEncoder, JSONDecoder and Data are the same types in both.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns lines into requests and responses into lines: the one place that knows the NDJSON envelope.
 public enum LineCodec {

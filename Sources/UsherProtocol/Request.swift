@@ -1,4 +1,10 @@
+// FoundationEssentials, not Foundation: the CLI links this module, and Foundation would bring ICU and its start-up
+// cost into every `usher` run. JSONEncoder, JSONDecoder and Data are the same types in both.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The protocol version this module speaks (`hello` reports it).
 public let protocolVersion = 1

@@ -1,10 +1,10 @@
 import ArgumentParser
-import Foundation
 import UsherClient
 
 extension Usher {
     struct Providers: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "providers",
             abstract: "List the identity providers and the credentials each accepts; * marks the default."
         )
 
@@ -31,6 +31,7 @@ extension Usher {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "register",
             abstract: "Create an email/password account at a provider that allows registration.",
             discussion: "The password is asked for on the terminal, or read from the first line of stdin."
         )
@@ -71,6 +72,7 @@ extension Usher {
 
     struct Login: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "login",
             abstract: "Log in; the user becomes the active user.",
             discussion: """
                 Give exactly one of --email (the password is asked for on the terminal, or read from stdin with \

@@ -1,10 +1,17 @@
 import ArgumentParser
-import Foundation
 import UsherClient
+
+// JSONDecoder: FoundationEssentials, never Foundation (see Output).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension Usher {
     struct Call: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "call",
             abstract: "Send any request and print its JSON result.",
             discussion: #"Example: usher call access_token '{"min_valid": 300}'"#
         )

@@ -1,5 +1,16 @@
-import Foundation
+import Dispatch
 import UsherClient
+
+// URLComponents: FoundationEssentials, never Foundation (see Output).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The interactive logins of OpenID Connect providers: the browser flow (authorization code with PKCE on a loopback
 /// redirect, RFC 8252) and the device flow (RFC 8628).
@@ -46,8 +57,8 @@ extension Usher.Login {
     /// Opens the URL with `xdg-open` when a graphical session exists (and `--no-browser` was not given); the URL is
     /// printed on stderr either way, alone on its line, so that it can be copied or scripted.
     private func show(_ url: String) {
-        let environment = ProcessInfo.processInfo.environment
-        let hasDisplay = [environment["DISPLAY"], environment["WAYLAND_DISPLAY"]].contains { !($0 ?? "").isEmpty }
+        let names: [String] = ["DISPLAY", "WAYLAND_DISPLAY"]
+        let hasDisplay = names.contains { name in getenv(name).map { $0.pointee != 0 } ?? false }
         if !self.noBrowser && hasDisplay, Self.openInBrowser(url) {
             Output.error("Opening the browser to log in. If it does not open, visit:")
         } else {
@@ -56,19 +67,26 @@ extension Usher.Login {
         Output.error(url)
     }
 
+    /// Starts `/usr/bin/env xdg-open URL` with its standard streams on `/dev/null`, and does not wait for it.
+    ///
+    /// `posix_spawn` rather than Foundation's `Process`, which would link Foundation into the CLI (see Output). The
+    /// child is not reaped: usher exits soon after the login, and the child is then reaped by init.
     private static func openInBrowser(_ url: String) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["xdg-open", url]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-            return true
-        } catch {
-            return false
+        var actions = posix_spawn_file_actions_t()
+        guard posix_spawn_file_actions_init(&actions) == 0 else { return false }
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            let flags = descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY
+            guard posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", flags, 0) == 0 else {
+                return false
+            }
         }
+        let arguments: [UnsafeMutablePointer<CChar>?] = ["/usr/bin/env", "xdg-open", url].map { (argument: String) in
+            strdup(argument)
+        }
+        defer { for argument in arguments { free(argument) } }
+        var pid = pid_t()
+        return posix_spawn(&pid, "/usr/bin/env", &actions, nil, arguments + [nil], environ) == 0
     }
 
     /// The device flow: the daemon starts it and polls the provider; the CLI shows the code and waits with
@@ -236,11 +254,7 @@ final class LoopbackListener: Sendable {
     }
 
     private static func escaped(_ text: String) -> String {
-        String(text.prefix(200)).replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(
-            of: "<",
-            with: "&lt;"
-        )
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        Text.htmlEscaped(text.prefix(200))
     }
 
     private static func respond(_ connection: Int32, status: String, body: String) {

@@ -1,28 +1,59 @@
-import Foundation
 import UsherClient
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Everything the CLI writes goes through here: unbuffered, one write per line, so that `usher watch | grep ...`
 /// shows each event as it happens and stdout and stderr interleave in order.
+///
+/// Straight `write(2)` rather than `FileHandle`: FileHandle is in Foundation, not FoundationEssentials, and linking
+/// Foundation (with ICU) costs every `usher` run milliseconds of start-up before it does anything.
 enum Output {
     /// Writes a line to stdout.
     static func line(_ text: String = "") {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        self.writeAll(text + "\n", to: STDOUT_FILENO)
     }
 
     /// Writes lines to stdout.
     static func lines(_ texts: [String]) {
         guard !texts.isEmpty else { return }
-        FileHandle.standardOutput.write(Data((texts.joined(separator: "\n") + "\n").utf8))
+        self.writeAll(texts.joined(separator: "\n") + "\n", to: STDOUT_FILENO)
     }
 
     /// Writes a line to stderr.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        self.writeAll(text + "\n", to: STDERR_FILENO)
     }
 
     /// Writes a JSON value as one line to stdout, keys sorted.
     static func json(_ value: some Encodable) {
-        FileHandle.standardOutput.write(Data(LineCodec.line(value)))
+        self.writeAll(LineCodec.line(value), to: STDOUT_FILENO)
+    }
+
+    private static func writeAll(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { self.writeAll($0, to: descriptor) }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        bytes.withUnsafeBufferPointer { self.writeAll($0, to: descriptor) }
+    }
+
+    /// Writes all of `bytes`, resuming after a partial write or an interrupted one. A failure (a closed pipe) drops
+    /// the rest: there is nowhere left to report it.
+    private static func writeAll(_ bytes: UnsafeBufferPointer<UInt8>, to descriptor: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 
     /// Pads columns to their widest cell, two spaces apart; the last column is not padded.
@@ -60,15 +91,19 @@ enum Format {
         var seconds = time_t(timestamp.secondsSinceEpoch)
         var parts = tm()
         guard localtime_r(&seconds, &parts) != nil else { return timestamp.rfc3339 }
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d",
-            Int(parts.tm_year) + 1900,
-            Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday),
-            Int(parts.tm_hour),
-            Int(parts.tm_min),
-            Int(parts.tm_sec)
-        )
+        let date = [
+            self.zeroPadded(Int(parts.tm_year) + 1900, 4), self.zeroPadded(Int(parts.tm_mon) + 1, 2),
+            self.zeroPadded(Int(parts.tm_mday), 2),
+        ]
+        let time = [parts.tm_hour, parts.tm_min, parts.tm_sec].map { self.zeroPadded(Int($0), 2) }
+        return date.joined(separator: "-") + " " + time.joined(separator: ":")
+    }
+
+    /// `value` in at least `width` digits, as printf's `%0*d` writes it (`-05` for -5 in 3).
+    static func zeroPadded(_ value: Int, _ width: Int) -> String {
+        let digits = String(value.magnitude)
+        let sign = value < 0 ? "-" : ""
+        return sign + String(repeating: "0", count: max(0, width - sign.count - digits.count)) + digits
     }
 
     /// Local time of day, `09:03:58`.
@@ -109,7 +144,7 @@ enum Format {
         if let name = user.name { pairs.append(("name", name)) }
         pairs.append(("provider", user.provider))
         pairs.append(("kind", user.kind))
-        pairs.append(("state", user.state.rawValue.replacingOccurrences(of: "_", with: " ")))
+        pairs.append(("state", user.state.rawValue.replacing("_", with: " ")))
         pairs.append(("token", self.tokenSummary(user)))
         if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }
         return Output.fields(pairs)

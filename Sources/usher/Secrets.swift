@@ -1,5 +1,19 @@
-import Foundation
 import UsherClient
+
+// JSONDecoder: FoundationEssentials, never Foundation (see Output).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reading secrets: from the terminal without echo, or from stdin (never from arguments, which every user of the
 /// machine can read in `ps`).
@@ -115,7 +129,7 @@ enum Secrets {
         var ended = false
         while count < limit {
             let wanted = min(chunk, limit - count)
-            let got = Foundation.read(descriptor, buffer.baseAddress! + count, wanted)
+            let got = Glibc.read(descriptor, buffer.baseAddress! + count, wanted)
             if got < 0, errno == EINTR { continue }
             guard got >= 0 else {
                 throw CLIError("cannot read the \(what): \(String(cString: strerror(errno)))")
@@ -139,7 +153,7 @@ enum Secrets {
     private static func write(_ text: String, to descriptor: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }
             guard written > 0 else { return }
             bytes = bytes.dropFirst(written)
@@ -169,12 +183,12 @@ private enum EchoRestorer {
         self.saved = (descriptor, settings)
         let previous = self.previous
         for signal in self.signals {
-            previous[Int(signal)] = Foundation.signal(signal) { number in
+            previous[Int(signal)] = Glibc.signal(signal) { number in
                 if var saved = EchoRestorer.saved {
                     tcsetattr(saved.descriptor, TCSANOW, &saved.settings)
                 }
                 // Whatever was there before (default: terminate; ignore: carry on) now handles the signal.
-                Foundation.signal(number, EchoRestorer.previous[Int(number)])
+                Glibc.signal(number, EchoRestorer.previous[Int(number)])
                 raise(number)
             }
         }
@@ -182,7 +196,7 @@ private enum EchoRestorer {
 
     static func disarm() {
         for signal in self.signals {
-            Foundation.signal(signal, self.previous[Int(signal)])
+            Glibc.signal(signal, self.previous[Int(signal)])
         }
         self.saved = nil
     }

@@ -15,10 +15,12 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print the JSON result of the call as usherd sent it, on one line.")
     var json = false
 
+    /// Where the daemon's socket is.
+    var location: SocketLocation { SocketLocation.resolve(explicitPath: self.socket) }
+
     /// Connects, runs `body`, and disconnects.
     func withSession(_ body: (Session) async throws -> Void) async throws {
-        let location = SocketLocation.resolve(explicitPath: self.socket)
-        try await UsherClient.withConnection(to: location) { client in
+        try await UsherClient.withConnection(to: self.location) { client in
             try await body(Session(client: client, json: self.json))
         }
     }
@@ -41,7 +43,11 @@ struct Session {
     /// the users on the device (an exact id match wins); anything else is an id, passed on as it is.
     func userID(for reference: String) async throws -> String {
         guard reference.contains("@") else { return reference }
-        let users = try await self.client.listUsers().users
+        return try Self.userID(forEmail: reference, among: try await self.client.listUsers().users)
+    }
+
+    /// `userID(for:)` for a reference with an `@`, given the users on the device.
+    static func userID(forEmail reference: String, among users: [UserInfo]) throws -> String {
         if let user = users.first(where: { $0.id == reference }) { return user.id }
         let wanted = reference.lowercased()
         let matches = users.filter { $0.email?.lowercased() == wanted }

@@ -4,6 +4,7 @@ import UsherClient
 extension Usher {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show the daemon's version, uptime, users, connections and token refreshes."
         )
 

@@ -2,8 +2,11 @@ import ArgumentParser
 import UsherClient
 
 extension Usher {
-    struct Token: AsyncParsableCommand {
+    /// The CLI's hot path (`$(usher token)` in scripts and prompts): one blocking exchange on the main thread, with
+    /// no event loop or threads started, since starting them cost more than the exchange.
+    struct Token: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "token",
             abstract: "Print a valid access token, and nothing else.",
             discussion: #"For scripts: curl -H "Authorization: Bearer $(usher token)" ..."#
         )
@@ -25,11 +28,18 @@ extension Usher {
             }
         }
 
-        func run() async throws {
-            try await self.options.withSession { session in
-                let userID = try await session.userID(for: self.user)
-                let token = try await session.perform(AccessTokenRequest(userID: userID, minValid: self.minValid))
-                guard !session.json else { return }
+        func run() throws {
+            let connection = try BlockingConnection(to: self.options.location)
+            var userID = self.user
+            if let user = self.user, user.contains("@") {
+                userID = try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
+            }
+            let (token, json) = try connection.sendReturningJSON(
+                AccessTokenRequest(userID: userID, minValid: self.minValid)
+            )
+            if self.options.json {
+                Output.json(json)
+            } else {
                 Output.line(token.accessToken)
             }
         }
@@ -37,6 +47,7 @@ extension Usher {
 
     struct Refresh: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "refresh",
             abstract: "Refresh a user's access token now and print its new expiry."
         )
 
@@ -73,6 +84,7 @@ extension Usher {
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "create",
                 abstract: "Create an API key and print it; it is shown only this once."
             )
 
@@ -97,7 +109,10 @@ extension Usher {
         }
 
         struct List: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List the names of a user's API keys.")
+            static let configuration = CommandConfiguration(
+                commandName: "list",
+                abstract: "List the names of a user's API keys."
+            )
 
             @OptionGroup var options: GlobalOptions
 
@@ -121,6 +136,7 @@ extension Usher {
 
         struct Delete: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
+                commandName: "delete",
                 abstract: "Delete an API key; logging in with it fails from then on."
             )
 

@@ -25,6 +25,7 @@ extension Usher {
 
     struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "users",
             abstract: "List every user on this device; * marks the active one."
         )
 
@@ -62,6 +63,7 @@ extension Usher {
 
     struct Switch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "switch",
             abstract: "Make another logged-in user the active user."
         )
 
@@ -82,6 +84,7 @@ extension Usher {
 
     struct Logout: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "logout",
             abstract: "Log a user out (default: the active user); the user stays on the device.",
             discussion: "An anonymous user is removed instead, since it could never log in again."
         )
@@ -111,6 +114,7 @@ extension Usher {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Log a user out and delete everything about it from this device."
         )
 

@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import UsherClient
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 @main
 struct Usher: AsyncParsableCommand {
@@ -39,7 +44,7 @@ struct Usher: AsyncParsableCommand {
                 self.globalOptionsMovedAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
             )
         } catch {
-            Foundation.exit(self.reportArgumentError(error))
+            Self.exitProcess(self.reportArgumentError(error))
         }
         do {
             if var command = command as? any AsyncParsableCommand {
@@ -49,11 +54,19 @@ struct Usher: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            Foundation.exit(self.report(error))
+            Self.exitProcess(self.report(error))
         }
     }
 
-    /// Without a subcommand: the help, on stderr, as a usage error.
+    /// Ends the process with `code`. (`exit` alone would name ArgumentParser's `exit(withError:)` in here.)
+    private static func exitProcess(_ code: Int32) -> Never {
+        #if canImport(Glibc)
+        Glibc.exit(code)
+        #else
+        Musl.exit(code)
+        #endif
+    }
+
     /// `--socket` and `--json` are global: `usher --socket P users` means `usher users --socket P`. ArgumentParser
     /// only accepts a subcommand's options after its name, so options given before the subcommand are moved to the
     /// end of the arguments (before a `--` terminator), where every subcommand accepts them.
@@ -79,6 +92,7 @@ struct Usher: AsyncParsableCommand {
         return rest
     }
 
+    /// Without a subcommand: the help, on stderr, as a usage error.
     func run() async throws {
         Output.error(Self.helpMessage())
         throw ExitCode(Exit.usage)

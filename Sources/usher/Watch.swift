@@ -1,10 +1,10 @@
 import ArgumentParser
-import Foundation
 import UsherClient
 
 extension Usher {
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "watch",
             abstract: "Print events as they happen, until usherd closes the connection or Ctrl-C.",
             discussion: "Events: \(EventName.allCases.map(\.rawValue).joined(separator: ", "))."
         )
@@ -25,7 +25,7 @@ extension Usher {
 
         private func eventNames() throws -> [EventName]? {
             let names = self.events.flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingCharacters(in: .whitespaces)
+                Text.trimmingWhitespace($0)
             }
             guard !names.isEmpty else { return nil }
             return try names.map { name in
@@ -69,7 +69,7 @@ extension Usher {
             case .activeUserChanged(let previous, let current):
                 details = "\(previous ?? "none") -> \(current ?? "none")"
             case .userLoggedOut(let userID, let reason):
-                details = "\(userID) (\(reason.rawValue.replacingOccurrences(of: "_", with: " ")))"
+                details = "\(userID) (\(reason.rawValue.replacing("_", with: " ")))"
             case .userRemoved(let userID):
                 details = userID
             case .tokenRefreshed(let userID, let expiresAt):

@@ -211,7 +211,8 @@ final class BackgroundProcess: @unchecked Sendable {
     private let process = Process()
     private let directory: TestDirectory
 
-    init(_ executable: String, _ arguments: [String], stdin: String = "") throws {
+    /// - Parameter environment: variables set on top of the test's environment, which has no display.
+    init(_ executable: String, _ arguments: [String], stdin: String = "", environment: [String: String] = [:]) throws {
         self.directory = try TestDirectory()
         _ = FileManager.default.createFile(atPath: self.directory.file("out"), contents: nil)
         _ = FileManager.default.createFile(atPath: self.directory.file("err"), contents: nil)
@@ -221,10 +222,10 @@ final class BackgroundProcess: @unchecked Sendable {
         self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("out")))
         self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("err")))
         self.process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: self.directory.file("in")))
-        var environment = ProcessInfo.processInfo.environment
-        environment["DISPLAY"] = nil
-        environment["WAYLAND_DISPLAY"] = nil
-        self.process.environment = environment
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["DISPLAY"] = nil
+        inherited["WAYLAND_DISPLAY"] = nil
+        self.process.environment = inherited.merging(environment) { _, set in set }
         try self.process.run()
     }
 
