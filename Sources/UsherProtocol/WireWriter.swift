@@ -1,4 +1,9 @@
+// FoundationEssentials, not Foundation: the CLI links this module (see LineCodec.swift).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writes the answers of the hot read methods (`current_user`, `list_users`, `access_token`) straight into bytes.
 ///
