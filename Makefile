@@ -161,7 +161,7 @@ bench: test-deps
 	@if ldd .build/release/usher | grep -E 'libswift|libFoundation|lib_Foundation'; then \
 	  echo "usher links the Swift runtime or Foundation dynamically (above)"; exit 1; fi
 	@mkdir -p $(BENCH_DIR)
-	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/rtload bench/rtload.c
+	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/rtload bench/rtload.c -lpthread
 	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/lineecho bench/lineecho.c
 	$(TEST_PYTHON) bench/bench.py --usherd .build/release/usherd --usher .build/release/usher \
 	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho $(BENCH_ARGS)

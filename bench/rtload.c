@@ -1,15 +1,18 @@
 // rtload: a lockstep request/response load client for Unix stream sockets.
 //
 // Each of CONNECTIONS connections sends one request, waits for the whole answer, and sends the next, for SECONDS.
-// One thread drives every connection through epoll, so the client costs one core at most and the server under test
-// gets the other: a client that is not the bottleneck is shown by driving the line-echo server faster than usherd.
+// By default one thread drives every connection through epoll, so the client costs one core at most. With -t, each
+// connection has a thread of its own doing blocking reads and writes: the shape of CONNECTIONS separate programs, and
+// of the client the issues' figures were measured with (`make bench` uses it, to compare like with like). Either way,
+// a client that is not the bottleneck is shown by driving the line-echo server faster than usherd.
 //
-// Usage: rtload SOCKET CONNECTIONS SECONDS line REQUEST   (NDJSON: the answer ends at '\n')
+// Usage: rtload [-t] SOCKET CONNECTIONS SECONDS line REQUEST   (NDJSON: the answer ends at '\n')
 //        rtload SOCKET CONNECTIONS SECONDS lines FILE     (NDJSON, requests taken in turn from FILE's lines)
 //        rtload SOCKET CONNECTIONS SECONDS sshagent       (ssh-agent REQUEST_IDENTITIES)
 // Prints one line: requests N rate R/s p50 X p90 Y p99 Z max W (microseconds) errors E
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,9 +79,102 @@ static void add_request(const char *text, size_t length) {
     requestCount++;
 }
 
+struct worker {
+    const char *path;
+    enum mode mode;
+    double deadline;
+    uint32_t *latencies;
+    size_t done, capacity;
+    long errors;
+};
+
+static pthread_mutex_t requestLock = PTHREAD_MUTEX_INITIALIZER;
+
+// One connection in lockstep on its own thread, with blocking reads and writes.
+static void *work(void *argument) {
+    struct worker *w = argument;
+    struct connection c = {0};
+    c.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    strncpy(address.sun_path, w->path, sizeof address.sun_path - 1);
+    if (connect(c.fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        w->errors++;
+        return NULL;
+    }
+    char buffer[1 << 16];
+    while (now() < w->deadline) {
+        pthread_mutex_lock(&requestLock);
+        int sent = send_request(&c, w->mode);
+        pthread_mutex_unlock(&requestLock);
+        if (sent < 0) { w->errors++; break; }
+        int complete = 0;
+        while (!complete) {
+            ssize_t n = read(c.fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) { w->errors++; close(c.fd); return NULL; }
+            if (w->mode == SSH_AGENT) {
+                if (c.received < 4 && c.received + (size_t)n >= 4) {
+                    const unsigned char *h = (const unsigned char *)buffer - c.received;
+                    c.expected = 4 + ((size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | (size_t)h[3]);
+                }
+                c.received += (size_t)n;
+                complete = c.expected > 0 && c.received >= c.expected;
+            } else {
+                complete = buffer[n - 1] == '\n';
+                if (complete && n >= 9 && memmem(buffer, (size_t)n, "\"error\"", 7) != NULL) w->errors++;
+            }
+        }
+        if (w->done == w->capacity) {
+            w->capacity = w->capacity ? w->capacity * 2 : 1 << 16;
+            w->latencies = realloc(w->latencies, w->capacity * sizeof *w->latencies);
+        }
+        w->latencies[w->done++] = (uint32_t)((now() - c.sentAt) * 1e6);
+    }
+    close(c.fd);
+    return NULL;
+}
+
+static void report(uint32_t *latencies, size_t done, double elapsed, long errors) {
+    qsort(latencies, done, sizeof *latencies, compare);
+#define AT(q) (done ? latencies[(size_t)((double)(done - 1) * (q))] : 0)
+    printf("requests %zu rate %.0f p50 %u p90 %u p99 %u max %u errors %ld\n", done, (double)done / elapsed, AT(0.50),
+           AT(0.90), AT(0.99), done ? latencies[done - 1] : 0, errors);
+}
+
+static int run_threads(const char *path, int count, double seconds, enum mode mode) {
+    pthread_t *threads = calloc((size_t)count, sizeof *threads);
+    struct worker *workers = calloc((size_t)count, sizeof *workers);
+    double started = now();
+    for (int i = 0; i < count; i++) {
+        workers[i] = (struct worker){.path = path, .mode = mode, .deadline = started + seconds};
+        pthread_create(&threads[i], NULL, work, &workers[i]);
+    }
+    size_t done = 0;
+    long errors = 0;
+    for (int i = 0; i < count; i++) {
+        pthread_join(threads[i], NULL);
+        done += workers[i].done;
+        errors += workers[i].errors;
+    }
+    double elapsed = now() - started;
+    uint32_t *latencies = malloc((done ? done : 1) * sizeof *latencies);
+    size_t at = 0;
+    for (int i = 0; i < count; i++) {
+        memcpy(latencies + at, workers[i].latencies, workers[i].done * sizeof *latencies);
+        at += workers[i].done;
+    }
+    report(latencies, done, elapsed, errors);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    int threaded = argc > 1 && strcmp(argv[1], "-t") == 0;
+    if (threaded) {
+        argv++;
+        argc--;
+    }
     if (argc < 5) {
-        fprintf(stderr, "usage: %s SOCKET CONNECTIONS SECONDS line REQUEST | lines FILE | sshagent\n", argv[0]);
+        fprintf(stderr, "usage: %s [-t] SOCKET CONNECTIONS SECONDS line REQUEST | lines FILE | sshagent\n", argv[0]);
         return 2;
     }
     const char *path = argv[1];
@@ -108,6 +204,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (count < 1 || seconds <= 0) { fprintf(stderr, "bad arguments\n"); return 2; }
+    if (threaded) return run_threads(path, count, seconds, mode);
 
     int poller = epoll_create1(EPOLL_CLOEXEC);
     struct connection *connections = calloc((size_t)count, sizeof *connections);
@@ -175,10 +272,6 @@ int main(int argc, char **argv) {
             }
         }
     }
-    double elapsed = now() - started;
-    qsort(latencies, done, sizeof *latencies, compare);
-#define AT(q) (done ? latencies[(size_t)((double)(done - 1) * (q))] : 0)
-    printf("requests %zu rate %.0f p50 %u p90 %u p99 %u max %u errors %ld\n", done, (double)done / elapsed, AT(0.50),
-           AT(0.90), AT(0.99), done ? latencies[done - 1] : 0, errors);
+    report(latencies, done, now() - started, errors);
     return 0;
 }

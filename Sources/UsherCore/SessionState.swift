@@ -5,7 +5,8 @@
 /// and answers reads. Every change goes through `put` and `remove`, which keep the indexes true:
 ///
 /// - `order`: users by the generation they were added at (`list_users`, paging);
-/// - `recency`: logged-in users, most recently active first (who takes over when the active user goes away);
+/// - `recency`: logged-in users by the generation they last became active at (who takes over when the active user
+///   goes away);
 /// - `anonymous`: each provider's logged-in anonymous users (an anonymous login reuses one);
 /// - `loggedInCount`.
 package struct SessionState: Sendable {
@@ -16,9 +17,10 @@ package struct SessionState: Sendable {
     /// records of users that did not change.
     private var table: [String: Record] = [:]
     package private(set) var loggedInCount = 0
-    private var order = UserOrder()
-    /// Logged-in users by `-activeGeneration`: the top is the most recently active one.
-    private var recency = IndexedHeap<Int64>()
+    /// Every user, by the generation it was added at.
+    private var order = GenerationLog()
+    /// Logged-in users, by the generation at which they last became active: the newest live entry takes over.
+    private var recency = GenerationLog()
     private var anonymous: [String: Set<String>] = [:]
 
     /// One user, immutable: a change replaces the record.
@@ -41,7 +43,19 @@ package struct SessionState: Sendable {
     package init(generation: Int64, users: [User]) {
         self.generation = generation
         self.table.reserveCapacity(users.count)
-        for user in users.sorted(by: { $0.addedGeneration < $1.addedGeneration }) { self.put(user) }
+        // Each index is built in its own order, so that loading is appends only.
+        var loggedIn: [User] = []
+        for user in users.sorted(by: { $0.addedGeneration < $1.addedGeneration }) {
+            guard self.table.updateValue(Record(user), forKey: user.id) == nil else { continue }
+            self.order.append(user.id, generation: user.addedGeneration)
+            guard user.state == .loggedIn else { continue }
+            self.loggedInCount += 1
+            if user.isAnonymous { self.anonymous[user.provider, default: []].insert(user.id) }
+            loggedIn.append(user)
+        }
+        for user in loggedIn.sorted(by: { $0.activeGeneration < $1.activeGeneration }) {
+            self.recency.append(user.id, generation: user.activeGeneration)
+        }
     }
 
     package subscript(userID: String) -> User? { self.table[userID]?.user }
@@ -49,54 +63,54 @@ package struct SessionState: Sendable {
     /// Adds or replaces a user.
     package mutating func put(_ user: User) {
         let previous = self.table.updateValue(Record(user), forKey: user.id)?.user
-        if let previous {
-            self.unindex(previous)
-            if previous.addedGeneration != user.addedGeneration {
-                self.order.markRemoved(isLive: self.isLive)
-                self.order.append(user.id, addedGeneration: user.addedGeneration)
-            }
-        } else {
-            self.order.append(user.id, addedGeneration: user.addedGeneration)
+        if previous?.addedGeneration != user.addedGeneration {
+            if previous != nil { self.order.markRemoved(isLive: self.isLive) }
+            self.order.append(user.id, generation: user.addedGeneration)
         }
-        self.index(user)
+        self.reindex(from: previous, to: user)
     }
 
     /// Removes a user; returns it.
     @discardableResult
     package mutating func remove(_ userID: String) -> User? {
         guard let previous = self.table.removeValue(forKey: userID)?.user else { return nil }
-        self.unindex(previous)
+        self.reindex(from: previous, to: nil)
         self.order.markRemoved(isLive: self.isLive)
         if self.activeUserID == userID { self.activeUserID = nil }
         return previous
     }
 
-    private func isLive(_ entry: UserOrder.Entry) -> Bool {
-        self.table[entry.userID]?.user.addedGeneration == entry.addedGeneration
+    private func isLive(_ entry: GenerationLog.Entry) -> Bool {
+        self.table[entry.userID]?.user.addedGeneration == entry.generation
     }
 
-    private mutating func index(_ user: User) {
-        guard user.state == .loggedIn else { return }
-        self.loggedInCount += 1
-        self.recency.insert(user.id, priority: -user.activeGeneration)
-        if user.isAnonymous { self.anonymous[user.provider, default: []].insert(user.id) }
+    private func isActiveLive(_ entry: GenerationLog.Entry) -> Bool {
+        guard let user = self.table[entry.userID]?.user else { return false }
+        return user.state == .loggedIn && user.activeGeneration == entry.generation
     }
 
-    private mutating func unindex(_ user: User) {
-        guard user.state == .loggedIn else { return }
-        self.loggedInCount -= 1
-        self.recency.remove(user.id)
-        if user.isAnonymous {
-            self.anonymous[user.provider]?.remove(user.id)
-            if self.anonymous[user.provider]?.isEmpty == true { self.anonymous[user.provider] = nil }
+    /// Keeps the logged-in indexes true when a user goes from `previous` to `user` (nil: absent). An update that
+    /// leaves them as they were (a refresh, a new name) touches nothing.
+    private mutating func reindex(from previous: User?, to user: User?) {
+        let was = previous.flatMap { $0.state == .loggedIn ? $0 : nil }
+        let now = user.flatMap { $0.state == .loggedIn ? $0 : nil }
+        self.loggedInCount += (now == nil ? 0 : 1) - (was == nil ? 0 : 1)
+        if was?.activeGeneration != now?.activeGeneration || (was == nil) != (now == nil) {
+            if was != nil { self.recency.markRemoved(isLive: self.isActiveLive) }
+            if let now { self.recency.append(now.id, generation: now.activeGeneration) }
         }
+        if let was, was.isAnonymous {
+            self.anonymous[was.provider]?.remove(was.id)
+            if self.anonymous[was.provider]?.isEmpty == true { self.anonymous[was.provider] = nil }
+        }
+        if let now, now.isAnonymous { self.anonymous[now.provider, default: []].insert(now.id) }
     }
 
     // MARK: - Questions the indexes answer
 
     /// The logged-in user who was active most recently: who takes over when the active user goes away.
     package mutating func mostRecentlyActiveLoggedInUser() -> String? {
-        self.recency.top()?.key
+        self.recency.newest(isLive: self.isActiveLive)?.userID
     }
 
     /// The provider's logged-in anonymous user (the most recently active one, should there be several).
@@ -118,6 +132,10 @@ package struct SessionState: Sendable {
         while index < entries.count, !self.isLive(entries[index]) { index += 1 }
         return (users, index < entries.count)
     }
+
+    /// How many entries the order and recency logs hold, dead ones included (for tests: they stay proportional to
+    /// the number of users).
+    package var indexEntryCount: Int { self.order.entries.count + self.recency.entries.count }
 
     /// Every user, in the order they were added.
     package func allInOrder() -> [User] {

@@ -46,9 +46,11 @@ package struct UsherdCommand: AsyncParsableCommand {
         // Swift's runtime catches SIGABRT to print a backtrace and then lingers; systemd's watchdog kills a wedged
         // daemon with SIGABRT and expects it gone at once.
         signal(SIGABRT, SIG_DFL)
-        if let loops = ProcessInfo.processInfo.environment["USHERD_EVENT_LOOPS"].flatMap(Int.init) {
-            NIOSingletons.groupLoopCountSuggestion = loops
-        }
+        // One event loop thread by default: it answers reads from memory at well over 100,000 requests a second, and
+        // on a small device a second loop only competes with the clients for the cores (see README, Performance).
+        // USHERD_EVENT_LOOPS sets another number, for measuring.
+        let loops = ProcessInfo.processInfo.environment["USHERD_EVENT_LOOPS"].flatMap(Int.init) ?? 1
+        NIOSingletons.groupLoopCountSuggestion = min(max(loops, 1), 64)
         // limits.max_connections needs a descriptor per connection: take the hard limit as the soft one.
         var files = rlimit()
         if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {

@@ -73,6 +73,9 @@ package final class SocketServer: Service {
         let bootstrap = ServerBootstrap(group: group)
             // Bursts of clients (every program on the device asking at once) queue here rather than fail with EAGAIN.
             .serverChannelOption(.backlog, value: 4096)
+            // Nothing is accepted before `run()`: until then the daemon is not yet a service that stops gracefully
+            // (a SIGTERM would end it mid-answer), and clients simply wait in the backlog.
+            .serverChannelOption(.autoRead, value: false)
             // A peer that shuts down its sending side (`socat`, `nc -N`) still gets every answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
@@ -178,6 +181,7 @@ package final class SocketServer: Service {
             if case .path(let path, _) = self.address { SocketFile.remove(path, ifStill: self.socketIdentity) }
         }
         let listener = self.listener
+        try await listener.setOption(.autoRead, value: true).get()
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 try? await listener.closeFuture.get()

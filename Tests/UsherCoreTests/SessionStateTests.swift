@@ -93,3 +93,23 @@ struct SessionStateTests {
         #expect(state.loggedInAnonymous(of: "p") == nil)
     }
 }
+
+extension SessionStateTests {
+    /// Updating a logged-in user without it becoming active again (a refresh) leaves the indexes as they were: the
+    /// recency log does not grow with every refresh.
+    @Test func updatesThatKeepTheActivationLeaveTheIndexesAlone() {
+        var state = SessionState()
+        for index in 1...10 { state.put(Self.user(index, active: Int64(index))) }
+        for _ in 1...10_000 {
+            var refreshed = Self.user(5, active: 5)
+            refreshed.name = "renamed"
+            state.put(refreshed)
+        }
+        #expect(state.loggedInCount == 10)
+        #expect(state.mostRecentlyActiveLoggedInUser() == "u10")
+        state.remove("u10")
+        state.remove("u9")
+        #expect(state.mostRecentlyActiveLoggedInUser() == "u8")
+        #expect(state.indexEntryCount < 100, "\(state.indexEntryCount) index entries for 8 users")
+    }
+}
