@@ -185,6 +185,30 @@ extension RequestID {
 }
 
 extension WireWriter {
+    /// A whole response line, `{"id":…,"result":…}\n`, with the result written by `writeResult` straight after the
+    /// envelope's head: no intermediate buffer.
+    public static func responseLine(
+        id: RequestID?,
+        capacity: Int = 512,
+        writeResult: (inout WireWriter) -> Void
+    ) -> [UInt8] {
+        var writer = WireWriter(capacity: capacity)
+        writer.raw("{\"id\":")
+        if let id {
+            guard id.write(to: &writer) else {
+                var result = WireWriter(capacity: capacity)
+                writeResult(&result)
+                return Self.responseLine(id: id, resultJSON: result.bytes)
+            }
+        } else {
+            writer.raw("null")
+        }
+        writer.raw(",\"result\":")
+        writeResult(&writer)
+        writer.raw("}\n")
+        return writer.bytes
+    }
+
     /// A whole response line: `{"id":…,"result":…}\n` around a result already written by `write(to:)`.
     public static func responseLine(id: RequestID?, resultJSON: some Collection<UInt8>) -> [UInt8] {
         var writer = WireWriter(capacity: resultJSON.count + 32)

@@ -36,9 +36,9 @@ extension Dispatcher {
                     }
                 }
                 let result = try view.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
-                var writer = WireWriter(capacity: 1024)
-                result.write(to: &writer)
-                return WireWriter.responseLine(id: id, resultJSON: writer.bytes)
+                return WireWriter.responseLine(id: id, capacity: 600 * result.users.count + 64) {
+                    result.write(to: &$0)
+                }
             case .accessToken:
                 let typed = try AccessTokenRequest(params: params)
                 let minimum = typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
@@ -52,9 +52,9 @@ extension Dispatcher {
                     tokenExpiresAt: result.expiresAt,
                     context
                 )
-                var writer = WireWriter(capacity: result.accessToken.utf8.count + 160)
-                result.write(to: &writer)
-                return WireWriter.responseLine(id: id, resultJSON: writer.bytes)
+                return WireWriter.responseLine(id: id, capacity: result.accessToken.utf8.count + 200) {
+                    result.write(to: &$0)
+                }
             case .hello:
                 _ = try HelloRequest(params: params)
                 return LineCodec.encodeResult(

@@ -6,19 +6,14 @@ import UsherFraming
 /// whether it is subscribed.
 ///
 /// Only complete requests count as progress: a peer that trickles one byte a second without ever finishing a line
-/// is idle. Updated by the connection's task and by its `IdleConnectionCloser` on the event loop, and read by the
-/// latter, hence atomics.
+/// is idle. Updated by the connection's `RequestHandler` (and a subscription's forwarding task), and read by its
+/// `IdleConnectionCloser`, hence atomics.
 final class ConnectionActivity: Sendable {
     private let lastProgress = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private let requestsInProgress = Atomic<Int>(0)
     private let subscribedFlag = Atomic<Bool>(false)
 
-    /// A complete request arrived (it may wait a moment before it is answered).
-    func requestReceived() {
-        self.touch()
-    }
-
-    /// A request is being answered: the connection is not idle until it is done.
+    /// A request (a complete, non-blank line) is being answered: the connection is busy until it is.
     func requestStarted() {
         self.requestsInProgress.add(1, ordering: .relaxed)
         self.touch()
@@ -70,16 +65,6 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
     func handlerRemoved(context: ChannelHandlerContext) {
         self.timer?.cancel()
         self.timer = nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // Blank lines are not requests.
-        if case .line(let line) = Self.unwrapInboundIn(data),
-            line.readableBytesView.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") })
-        {
-            self.activity.requestReceived()
-        }
-        context.fireChannelRead(data)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -120,11 +120,18 @@ struct WireWriterTests {
             )
             var writer = WireWriter()
             result.write(to: &writer)
-            self.expectSame(
-                WireWriter.responseLine(id: .int(Int64(index)), resultJSON: writer.bytes),
-                LineCodec.encodeResult(id: .int(Int64(index)), result),
-                "access_token with \(text.debugDescription)"
-            )
+            for id in Self.ids {
+                self.expectSame(
+                    WireWriter.responseLine(id: id, resultJSON: writer.bytes),
+                    LineCodec.encodeResult(id: id, result),
+                    "access_token with \(text.debugDescription)"
+                )
+                self.expectSame(
+                    WireWriter.responseLine(id: id) { result.write(to: &$0) },
+                    LineCodec.encodeResult(id: id, result),
+                    "access_token written in place with \(text.debugDescription)"
+                )
+            }
         }
     }
 
