@@ -29,14 +29,6 @@ package final class SessionView: Sendable {
         }
     }
 
-    /// What a fresh-token read found.
-    package enum TokenAnswer: Sendable {
-        /// The token, valid for as long as the request asked.
-        case token(AccessTokenRequest.Result)
-        /// Only the registry can answer: a refresh is needed, the user is logged out or unknown.
-        case askRegistry
-    }
-
     private struct Published {
         var state = SessionState()
         var tokens: [String: TokenView] = [:]
@@ -44,8 +36,18 @@ package final class SessionView: Sendable {
         var currentUserJSON: [UInt8] = []
         /// The whole `list_users` result of a small device, encoded at the first request after a change.
         var listJSON: [UInt8]?
+        /// The last `access_token` answer: a program asking for the active user's token in a loop gets these bytes
+        /// until the token or its remaining whole seconds change.
+        var tokenAnswer: TokenAnswerCache?
         /// The rules that place a user's next refresh when it has no refresh state of its own.
         var deadlines = TokenDeadlines(refreshMarginMilliseconds: 300_000)
+    }
+
+    private struct TokenAnswerCache {
+        var userID: String
+        var tokens: TokenSet
+        var expiresIn: Int64
+        var json: [UInt8]
     }
 
     private let published = Mutex(Published())
@@ -127,25 +129,42 @@ package final class SessionView: Sendable {
         }
     }
 
-    /// The user's (or the active user's) access token when it stays valid for `min(minValid, L − 1 s)`.
-    package func freshToken(userID: String?, minValidSeconds: Int64) -> TokenAnswer {
+    /// The `access_token` answer, as JSON bytes (without the envelope), for the user's (or the active user's) token
+    /// when it stays valid for `min(minValid, L − 1 s)`, with the user it is for and its expiry; nil when only the
+    /// registry can answer (a refresh is needed first, the user is logged out or unknown).
+    package func freshTokenJSON(
+        userID: String?,
+        minValidSeconds: Int64
+    ) -> (userID: String, expiresAt: Timestamp, json: [UInt8])? {
         let now = self.clock.now()
         return self.published.withLock { published in
             guard let id = userID ?? published.state.activeUserID, let user = published.state[id],
                 user.state == .loggedIn, let tokens = user.tokens
-            else { return .askRegistry }
+            else { return nil }
             let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
             let remaining = tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch
-            guard remaining > 0, remaining >= required else { return .askRegistry }
-            return .token(
-                AccessTokenRequest.Result(
-                    userID: id,
-                    accessToken: tokens.accessToken,
-                    tokenType: "Bearer",
-                    expiresAt: tokens.expiresAt,
-                    expiresIn: remaining / 1000
-                )
+            guard remaining > 0, remaining >= required else { return nil }
+            let expiresIn = remaining / 1000
+            if let cached = published.tokenAnswer, cached.expiresIn == expiresIn, cached.userID == id,
+                cached.tokens == tokens
+            {
+                return (id, tokens.expiresAt, cached.json)
+            }
+            var writer = WireWriter(capacity: tokens.accessToken.utf8.count + 160)
+            AccessTokenRequest.Result(
+                userID: id,
+                accessToken: tokens.accessToken,
+                tokenType: "Bearer",
+                expiresAt: tokens.expiresAt,
+                expiresIn: expiresIn
+            ).write(to: &writer)
+            published.tokenAnswer = TokenAnswerCache(
+                userID: id,
+                tokens: tokens,
+                expiresIn: expiresIn,
+                json: writer.bytes
             )
+            return (id, tokens.expiresAt, writer.bytes)
         }
     }
 

@@ -42,19 +42,17 @@ extension Dispatcher {
             case .accessToken:
                 let typed = try AccessTokenRequest(params: params)
                 let minimum = typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
-                guard case .token(let result) = view.freshToken(userID: typed.userID, minValidSeconds: minimum) else {
+                guard let answer = view.freshTokenJSON(userID: typed.userID, minValidSeconds: minimum) else {
                     return nil
                 }
                 self.audit(
                     pending.method.rawValue,
-                    userID: result.userID,
+                    userID: answer.userID,
                     outcome: "ok",
-                    tokenExpiresAt: result.expiresAt,
+                    tokenExpiresAt: answer.expiresAt,
                     context
                 )
-                return WireWriter.responseLine(id: id, capacity: result.accessToken.utf8.count + 200) {
-                    result.write(to: &$0)
-                }
+                return WireWriter.responseLine(id: id, resultJSON: answer.json)
             case .hello:
                 _ = try HelloRequest(params: params)
                 return LineCodec.encodeResult(

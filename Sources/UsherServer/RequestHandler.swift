@@ -182,8 +182,12 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     /// Writes pieces of the answer being streamed while the channel is writable; the rest follows when it is again.
+    ///
+    /// A flush can make the channel writable again and deliver `channelWritabilityChanged` while this runs; the
+    /// pieces are taken out of `streaming` meanwhile, so that nested call writes nothing twice.
     private func pump(context: ChannelHandlerContext) {
         guard var chunks = self.streaming else { return }
+        self.streaming = nil
         while context.channel.isWritable, let chunk = chunks.next() {
             self.write(chunk, context: context)
             context.flush()

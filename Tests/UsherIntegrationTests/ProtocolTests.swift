@@ -157,6 +157,24 @@ struct ProtocolTests {
         }
     }
 
+    /// A reader with a tiny receive buffer makes the long answer back up and drain again and again while it is
+    /// written piece by piece: it still gets every piece once, in order.
+    @Test func aSlowReaderGetsALongListWholeAndInOrder() async throws {
+        try await Self.withManyUsers { daemon in
+            let slow = try daemon.connect()
+            slow.shrinkReceiveBuffer()
+            for round in 1...3 {
+                try slow.send("{\"id\":\(round),\"method\":\"list_users\"}")
+                let line = try #require(try await slow.readLine())
+                let answer = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+                #expect(answer["id"] == .int(Int64(round)))
+                let ids = answer["result"]?["users"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+                #expect(ids.count == Self.manyUsers)
+                #expect(Set(ids).count == Self.manyUsers, "a user listed twice")
+            }
+        }
+    }
+
     @Test func socatGetsTheWholeAnswerAndItsLastUnterminatedRequestAnswered() async throws {
         try await Self.withManyUsers { daemon in
             // `-t 60`: socat's own wait for the rest of the answer after its input ended (0.5 s by default) is a
