@@ -121,7 +121,7 @@ public enum LineCodec {
 
     /// The value of a JSON number made only of an optional minus and at most 18 digits (no fraction, no exponent):
     /// the ids clients send, read without a decoder. Nil for any other number.
-    private static func plainInteger(_ digits: UnsafeBufferPointer<UInt8>.SubSequence) -> Int64? {
+    static func plainInteger(_ digits: UnsafeBufferPointer<UInt8>.SubSequence) -> Int64? {
         var index = digits.startIndex
         let negative = index < digits.endIndex && digits[index] == UInt8(ascii: "-")
         if negative { index += 1 }

@@ -98,6 +98,7 @@ public struct RequestHead: Sendable, Hashable {
     /// UTF-16 surrogate) makes the line invalid, as it always did.
     public func decodeParams() throws(LineCodec.DecodingFailure) -> Params {
         guard let bytes = self.paramsBytes else { return Params() }
+        if let flat = bytes.withUnsafeBufferPointer(FlatParams.parse) { return Params(flat) }
         guard case .object(let values)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
             throw LineCodec.DecodingFailure(
                 id: nil,
