@@ -166,12 +166,17 @@ class Bench:
         return self.rss_mib(process)
 
     @staticmethod
-    def rss_mib(process):
+    def rss_mib(process, field="VmRSS:"):
         with open(f"/proc/{process.pid}/status") as status:
             for line in status:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1]) / 1024
         return float("nan")
+
+    @classmethod
+    def anonymous_mib(cls, process):
+        """The part of the RSS that is the daemon's own memory (not the pages of its binary and libraries)."""
+        return cls.rss_mib(process, "RssAnon:")
 
     @staticmethod
     def cpu_seconds(process):
@@ -288,6 +293,7 @@ class Bench:
         time.sleep(5)
         idle_cpu = (self.cpu_seconds(usherd) - cpu_before) / 5 * 100
         idle_rss = self.rss_mib(usherd)
+        idle_anonymous = self.anonymous_mib(usherd)
         many_rows = self.reads(sock, echo_path, agent_path, "many")
         self.print_rows(f"{self.args.users:,} users (seeded into the database)", many_rows)
         self.stop(usherd)
@@ -296,7 +302,7 @@ class Bench:
             f"{method}@{connections} {figures['rate'] / few_rates[(method, connections)]:.2f}"
             for method, connections, figures, _, _ in many_rows if (method, connections) in few_rates))
         print(f"start-up with {self.args.users:,} users: first answer after {startup:.2f} s; idle: {idle_cpu:.1f} % CPU, "
-              f"RSS {idle_rss:.0f} MiB")
+              f"RSS {idle_rss:.0f} MiB ({idle_anonymous:.0f} MiB anonymous, the rest pages of the binary)")
         print()
 
         requests, config = self.jwt_logins(self.args.logins)
@@ -306,8 +312,10 @@ class Bench:
         usherd, sock, _ = self.start_usherd("logins", config)
         time.sleep(2)
         idle_rss_login_users = self.rss_mib(usherd)
+        idle_anonymous_login_users = self.anonymous_mib(usherd)
         paging_rss = self.page_through(sock, usherd, times=20)
-        print(f"idle RSS with {self.args.login_users:,} users: {idle_rss_login_users:.0f} MiB; after paging through "
+        print(f"idle RSS with {self.args.login_users:,} users: {idle_rss_login_users:.0f} MiB "
+              f"({idle_anonymous_login_users:.0f} MiB anonymous); after paging through "
               f"them 20 times (limit 500): {paging_rss:.0f} MiB (+{paging_rss - idle_rss_login_users:.0f} MiB)")
         figures = self.load(sock, 16, "lines", requests, seconds=min(self.args.seconds, 10))
         self.stop(usherd)
