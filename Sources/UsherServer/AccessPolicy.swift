@@ -96,8 +96,11 @@ package struct AccessPolicy: Sendable, Hashable {
         peer.uid == 0 || peer.uid == self.daemonUID
     }
 
+    /// Every permission, built once: the privileged peers' answer on every request.
+    private static let everything = Set(Permission.allCases)
+
     package func permissions(for peer: PeerCredentials) -> Set<Permission> {
-        if self.isPrivileged(peer) { return Set(Permission.allCases) }
+        if self.isPrivileged(peer) { return Self.everything }
         var granted = Set<Permission>()
         for rule in self.rules where rule.matches(peer) { granted.formUnion(rule.allow) }
         return granted
