@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Synchronization
+import UsherCore
+import UsherProtocol
+
+/// The token endpoint, and the identity the provider's answer proves (ID token, userinfo).
+extension OIDCProvider {
+    // MARK: - Token endpoint
+
+    /// The form fields and headers of a request authenticated as the configured client.
+    func authenticatedForm(_ fields: [(String, String)]) -> ([(String, String)], [(String, String)]) {
+        let fields = fields.filter { !$0.1.isEmpty || $0.0 != "scope" }
+        switch (self.configuration.clientAuthentication, self.configuration.clientSecret) {
+        case (.clientSecretBasic, let secret?):
+            let credentials = FormEncoding.escape(self.configuration.clientID) + ":" + FormEncoding.escape(secret)
+            return (fields, [("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString())])
+        case (.clientSecretPost, let secret?):
+            return (fields + [("client_id", self.configuration.clientID), ("client_secret", secret)], [])
+        default:
+            return (fields + [("client_id", self.configuration.clientID)], [])
+        }
+    }
+
+    /// A token endpoint request whose failures keep their OAuth detail (device polling, refresh).
+    func tokenResponse(
+        _ metadata: OIDCMetadata,
+        _ fields: [(String, String)]
+    ) async throws(OIDCFailure) -> OIDCTokenResponse {
+        let (form, headers) = self.authenticatedForm(fields)
+        let response = try await self.http.post(metadata.tokenEndpoint, form: form, headers: headers)
+        guard response.status == 200 else { throw response.oauthError() }
+        return try OIDCTokenResponse.parse(response.jsonObject(what: "the token response"))
+    }
+
+    /// A token endpoint request of a login: failures become the login's errors.
+    func token(
+        _ metadata: OIDCMetadata,
+        _ fields: [(String, String)]
+    ) async throws(ProviderError) -> OIDCTokenResponse {
+        do {
+            return try await self.tokenResponse(metadata, fields)
+        } catch {
+            let grant = fields.first { $0.0 == "grant_type" }?.1 ?? "?"
+            self.logger.notice("token request failed", metadata: ["grant": "\(grant)", "error": "\(error.summary)"])
+            throw error.providerError
+        }
+    }
+
+    // MARK: - Identity
+
+    /// Who a token response is about: the verified ID token's claims, completed by userinfo when the provider has
+    /// it. Without an ID token, userinfo alone must say who it is.
+    func authentication(
+        from response: OIDCTokenResponse,
+        kind: String,
+        nonce: String?,
+        _ discovered: Discovered
+    ) async throws(ProviderError) -> Authentication {
+        var claims: [String: JSONValue] = [:]
+        if let idToken = response.idToken {
+            claims = try await self.verifiedIDToken(idToken, nonce: nonce, discovered)
+        }
+        if let endpoint = discovered.metadata.userinfoEndpoint {
+            var userinfo: [String: JSONValue]?
+            do {
+                userinfo = try await self.userinfo(endpoint, accessToken: response.accessToken)
+            } catch {
+                // With an ID token, userinfo only completes the profile; without one, it is who the user is.
+                guard claims["sub"] != nil else { throw error }
+                self.logger.debug("userinfo unavailable; using the ID token alone", metadata: ["error": "\(error)"])
+            }
+            if let userinfo {
+                if let subject = claims["sub"], userinfo["sub"] != subject {
+                    throw .providerError(
+                        error: "invalid_userinfo",
+                        description: "userinfo is about another subject than the ID token"
+                    )
+                }
+                // The ID token's claims win; userinfo fills in what it lacks.
+                claims.merge(userinfo) { fromToken, _ in fromToken }
+            }
+        }
+        guard case .string(let subject)? = claims["sub"], !subject.isEmpty else {
+            throw .providerError(
+                error: "no_identity",
+                description: "the provider returned neither an ID token nor userinfo with a sub (is openid in scopes?)"
+            )
+        }
+        return Authentication(
+            subject: subject,
+            kind: kind,
+            email: Self.verifiedEmail(claims),
+            name: claims["name"]?.stringValue ?? claims["preferred_username"]?.stringValue,
+            tokens: response.tokenSet(now: self.clock.now()),
+            providerData: nil
+        )
+    }
+
+    /// The `email` claim, only when `email_verified` is JSON `true` (OpenID Connect Core §5.1). `"true"`, `1`, a
+    /// missing claim or anything else leaves the user without an email: an address nobody proved to own must not
+    /// label the user.
+    static func verifiedEmail(_ claims: [String: JSONValue]) -> String? {
+        guard case .bool(true)? = claims["email_verified"] else { return nil }
+        return claims["email"]?.stringValue
+    }
+
+    func verifiedIDToken(
+        _ token: String,
+        nonce: String?,
+        _ discovered: Discovered
+    ) async throws(ProviderError) -> [String: JSONValue] {
+        do throws(JWTError) {
+            let claims = try await discovered.verifier.verify(token, nonce: nonce)
+            guard case .string? = claims["sub"] else { throw JWTError.missingClaim("sub") }
+            return claims
+        } catch .keysUnavailable(let reason) {
+            throw .unavailable("the provider's signing keys are unavailable: \(reason)")
+        } catch {
+            self.logger.notice("ID token rejected", metadata: ["reason": "\(error)"])
+            throw .providerError(error: "invalid_id_token", description: "\(error)")
+        }
+    }
+
+    func userinfo(_ endpoint: String, accessToken: String) async throws(ProviderError) -> [String: JSONValue] {
+        do throws(OIDCFailure) {
+            let response = try await self.http.get(endpoint, bearerToken: accessToken)
+            guard response.status == 200 else { throw response.oauthError() }
+            return try response.jsonObject(what: "userinfo")
+        } catch {
+            throw error.providerError
+        }
+    }
+}
