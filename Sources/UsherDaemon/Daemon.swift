@@ -168,7 +168,7 @@ package struct Daemon {
         )
         let address: ListenAddress
         if let descriptor = Systemd.listeningDescriptor(named: "usher") {
-            address = .inherited(descriptor: descriptor, path: self.socketPath)
+            address = .inherited(descriptor: descriptor, path: Systemd.boundPath(of: descriptor))
         } else {
             address = .path(self.socketPath, mode: self.configuration.socketMode)
         }

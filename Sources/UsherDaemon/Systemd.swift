@@ -96,4 +96,21 @@ enum Systemd {
         if let index = labels.firstIndex(of: name) { return SD_LISTEN_FDS_START + CInt(index) }
         return count == 1 ? SD_LISTEN_FDS_START : nil
     }
+
+    /// The path a listening Unix socket handed over by the service manager is bound to, as the kernel reports it: the
+    /// unit's `ListenStream=` may name another path than usherd's default. Nil for an unnamed or abstract socket.
+    static func boundPath(of descriptor: CInt) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let status = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? 2
+        guard status == 0, address.sun_family == sa_family_t(AF_UNIX), Int(length) > pathOffset else { return nil }
+        let path = withUnsafeBytes(of: &address.sun_path) { raw in
+            let bytes = raw.prefix(Int(length) - pathOffset)
+            return bytes.first == 0 ? nil : String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path
+    }
 }

@@ -194,6 +194,8 @@ struct SystemdTests {
     @Test func socketActivationServesTheFirstConnection() async throws {
         try await DaemonProcess.using(try DaemonProcess()) { daemon in
             try await daemon.start(
+                // Configured for another path than the one it is handed: the handed socket is what it serves and logs.
+                extraArguments: ["--socket", daemon.directory.file("configured.sock")],
                 environment: Self.environment([:]),
                 wrapper: ["/usr/bin/systemd-socket-activate", "-l", daemon.socketPath, "--fdname=usher"],
                 waitForSocket: false
@@ -204,6 +206,8 @@ struct SystemdTests {
             let client = try daemon.connect()
             #expect(try await client.result("hello")["server"] == "usherd")
             #expect(daemon.log.contains("socket activation"))
+            // The log names the socket it was handed, not the default path.
+            #expect(daemon.log.contains("socket=\(daemon.socketPath)"), "\(daemon.log)")
             // The socket belongs to the activator: usherd leaves it in place when it stops.
             #expect(try await daemon.stop() == 0)
             #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
