@@ -4,8 +4,7 @@ import UsherProtocol
 ///
 /// Re-prioritising a key pushes a new entry and marks the old one stale (lazy deletion); stale entries are skipped
 /// when they reach the top, and the heap is rebuilt when they outnumber live ones, so memory stays proportional to the
-/// number of live keys. The daemon uses it twice: token deadlines (`DeadlineHeap`, earliest first) and the recency of
-/// logged-in users (`SessionState`, most recently active first).
+/// number of live keys. The daemon keeps its token deadlines in one (`DeadlineHeap`, earliest first).
 package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
     private struct Entry: Sendable {
         var priority: Priority

@@ -156,10 +156,6 @@ package actor SessionRegistry {
     /// Every user, in the order they were added.
     package func listUsers() -> ListUsersRequest.Result { self.view.listUsers() }
 
-    package func listUsers(limit: Int?, after: String?) throws(SessionError) -> ListUsersRequest.Result {
-        try self.view.listUsers(limit: limit, after: after)
-    }
-
     package struct Snapshot: Sendable {
         package var generation: Int64
         package var loggedIn: Int

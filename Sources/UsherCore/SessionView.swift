@@ -62,8 +62,6 @@ package final class SessionView: Sendable {
 
     package var generation: Int64 { self.published.withLock { $0.state.generation } }
 
-    package var userCount: Int { self.published.withLock { $0.state.count } }
-
     /// `current_user`'s result as JSON bytes (without the envelope).
     package func currentUserJSON() -> [UInt8] {
         self.published.withLock { $0.currentUserJSON }

@@ -43,23 +43,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     public var rfc3339: String {
-        let millis = Int64(((self.millisecondsSinceEpoch % 1000) + 1000) % 1000)
-        let seconds = self.secondsSinceEpoch
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = Self.civil(fromDays: days)
-        if (0...9999).contains(year) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(24)
-            self.appendRFC3339(to: &bytes)
-            return String(decoding: bytes, as: UTF8.self)
-        }
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
-            + "\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        self.appendRFC3339(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends `rfc3339` as UTF-8, without building a string (the hot reads write many of these).
@@ -69,10 +56,6 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = Self.civil(fromDays: days)
-        guard (0...9999).contains(year) else {
-            bytes.append(contentsOf: self.rfc3339.utf8)
-            return
-        }
         func digits(_ value: Int64, _ width: Int) {
             var divisor: Int64 = 1
             for _ in 1..<width { divisor *= 10 }
@@ -81,7 +64,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
                 divisor /= 10
             }
         }
-        digits(year, 4)
+        if (0...9999).contains(year) {
+            digits(year, 4)
+        } else {
+            // Far from now: as many digits as it takes, and a sign before the common era.
+            let text = String(year)
+            bytes.append(contentsOf: (String(repeating: "0", count: max(0, 4 - text.count)) + text).utf8)
+        }
         bytes.append(UInt8(ascii: "-"))
         digits(month, 2)
         bytes.append(UInt8(ascii: "-"))

@@ -32,13 +32,7 @@ struct ConnectionLimitsTests {
     /// Waits (hang guard: a minute) until the server counts `count` connections: released ones are counted until
     /// their task has noticed the close.
     static func waitForConnections(_ server: InProcessServer, _ count: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while server.tracker.count != count {
-            guard ContinuousClock.now < deadline else {
-                throw TestSupportError("the server still counts \(server.tracker.count) connections, not \(count)")
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await eventually { server.tracker.count == count }
     }
 
     @Test func oneUIDGetsAtMostItsShare() async throws {

@@ -64,11 +64,7 @@ struct FairnessTests {
         /// Stops every connection and waits (hang guard: a minute) until their threads have closed them.
         func stop() async throws {
             self.stopped.store(true, ordering: .relaxed)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while self.running.load(ordering: .acquiring) > 0 {
-                guard ContinuousClock.now < deadline else { throw TestSupportError("the flood did not stop") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await eventually { self.running.load(ordering: .acquiring) == 0 }
         }
     }
 
@@ -108,11 +104,7 @@ struct FairnessTests {
     static func measure(_ root: LineConnection, _ server: InProcessServer) async throws -> ([Int], Int) {
         // Wait until the flood is being answered.
         let floodStart = server.tracker.requestsAnswered
-        let deadline = ContinuousClock.now + .seconds(60)
-        while server.tracker.requestsAnswered < floodStart + 100 {
-            guard ContinuousClock.now < deadline else { throw TestSupportError("the flood was never answered") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await eventually { server.tracker.requestsAnswered >= floodStart + 100 }
         var inBetween: [Int] = []
         for _ in 0..<30 {
             let before = server.tracker.requestsAnswered
