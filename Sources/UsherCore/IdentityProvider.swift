@@ -1,12 +1,12 @@
 import UsherProtocol
 
 /// The tokens of one session, as a provider issued them.
+///
+/// The two tokens are held packed (`PackedTokens`): reading `accessToken` or `refreshToken` unpacks a new `String`.
 package struct TokenSet: Sendable, Hashable {
-    package var accessToken: String
+    private var packed: PackedTokens
     package var issuedAt: Timestamp
     package var expiresAt: Timestamp
-    /// Absent for providers that issue no refresh token: the session then ends when the access token expires.
-    package var refreshToken: String?
     /// Absent when the provider does not say (the session has no local expiry).
     package var refreshExpiresAt: Timestamp?
 
@@ -17,11 +17,21 @@ package struct TokenSet: Sendable, Hashable {
         refreshToken: String?,
         refreshExpiresAt: Timestamp?
     ) {
-        self.accessToken = accessToken
+        self.packed = PackedTokens(accessToken: accessToken, refreshToken: refreshToken)
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
-        self.refreshToken = refreshToken
         self.refreshExpiresAt = refreshExpiresAt
+    }
+
+    package var accessToken: String {
+        get { self.packed.accessToken }
+        set { self.packed = PackedTokens(accessToken: newValue, refreshToken: self.packed.refreshToken) }
+    }
+
+    /// Absent for providers that issue no refresh token: the session then ends when the access token expires.
+    package var refreshToken: String? {
+        get { self.packed.refreshToken }
+        set { self.packed = PackedTokens(accessToken: self.packed.accessToken, refreshToken: newValue) }
     }
 
     /// The access token's lifetime in milliseconds (`expires_at − issued_at`).
