@@ -295,6 +295,7 @@ class Bench:
         idle_rss = self.rss_mib(usherd)
         idle_anonymous = self.anonymous_mib(usherd)
         many_rows = self.reads(sock, echo_path, agent_path, "many")
+        busy_rss = self.rss_mib(usherd)
         self.print_rows(f"{self.args.users:,} users (seeded into the database)", many_rows)
         self.stop(usherd)
         few_rates = {(method, connections): figures["rate"] for method, connections, figures, _, _ in rows}
@@ -302,7 +303,8 @@ class Bench:
             f"{method}@{connections} {figures['rate'] / few_rates[(method, connections)]:.2f}"
             for method, connections, figures, _, _ in many_rows if (method, connections) in few_rates))
         print(f"start-up with {self.args.users:,} users: first answer after {startup:.2f} s; idle: {idle_cpu:.1f} % CPU, "
-              f"RSS {idle_rss:.0f} MiB ({idle_anonymous:.0f} MiB anonymous, the rest pages of the binary)")
+              f"RSS {idle_rss:.0f} MiB ({idle_anonymous:.0f} MiB anonymous, the rest pages of the binary); "
+              f"RSS after the read workloads above: {busy_rss:.0f} MiB")
         print()
 
         requests, config = self.jwt_logins(self.args.logins)

@@ -1,13 +1,17 @@
 #ifndef USHER_CUSHERLINUX_SHIM_H
 #define USHER_CUSHERLINUX_SHIM_H
 
-// Linux calls that Swift's Glibc module leaves out: prctl is variadic (Swift imports no variadic C function), and
+// Linux calls that Swift's Glibc module leaves out: prctl is variadic (Swift imports no variadic C function),
 // <sys/xattr.h> and <malloc.h> are not part of the module. Header-only: nothing to link.
 
+#include <errno.h>
 #include <malloc.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 /// Makes the calling process a child subreaper: orphaned descendants are reparented to it instead of to init.
 static inline int usher_set_child_subreaper(void) {
@@ -32,6 +36,26 @@ static inline ssize_t usher_fgetxattr(int fd, const char *name, void *value, siz
 /// Returns the heap's free memory to the system (glibc's malloc_trim(0)).
 static inline int usher_malloc_trim(void) {
     return malloc_trim(0);
+}
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+/// Gives back the resident pages of the program's own read-only segments (its code and constants): what only start-up
+/// used is reclaimed, and what is used again is faulted back in from the page cache or the file. The code-side
+/// counterpart of malloc_trim after loading. Returns the bytes advised, 0 where the kernel lacks MADV_PAGEOUT (< 5.4).
+static inline long usher_page_out_own_code(void) {
+    // The linker's own bounds of the program image: from its first byte to the end of its code (read-only data and
+    // code; never the writable data after it).
+    extern char __executable_start[];
+    extern char etext[];
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)__executable_start & ~(page - 1);
+    uintptr_t end = ((uintptr_t)etext + page - 1) & ~(page - 1);
+    // ENOMEM: the range has holes between segments; the advice still applied to every mapped page of it.
+    int advised = madvise((void *)start, end - start, MADV_PAGEOUT) == 0 || errno == ENOMEM;
+    return advised ? (long)(end - start) : 0;
 }
 
 #endif

@@ -148,8 +148,13 @@ package struct Daemon {
         Systemd.extendTimeout(seconds: 90)
         try await registry.load()
         // Loading many users allocates and frees far more than the state it leaves behind; give the freed heap back
-        // to the system rather than keep it as resident memory for the daemon's whole life.
+        // to the system rather than keep it as resident memory for the daemon's whole life. Likewise the pages of
+        // code that only start-up ran (configuration, migrations, loading): the kernel maps a binary's code in large
+        // blocks, so they are most of the daemon's resident memory on a small device until the kernel is pressed
+        // for memory. What serving needs is faulted back in from the page cache as it runs.
         _ = usher_malloc_trim()
+        let pagedOut = usher_page_out_own_code()
+        self.logger.debug("start-up memory given back", metadata: ["code.bytes": "\(pagedOut)"])
 
         let tracker = ConnectionTracker()
         let settings = ServerSettings(
