@@ -29,6 +29,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "UsherProtocol", swiftSettings: strict),
+        /// Generates `usherVersion` from the VERSION file for the two binaries (see the plugin's doc comment).
+        .plugin(name: "VersionPlugin", capability: .buildTool()),
         .target(
             name: "UsherFraming",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
@@ -109,7 +111,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["VersionPlugin"]
         ),
         .executableTarget(name: "usherd", dependencies: ["UsherDaemon"], swiftSettings: strict),
         .target(
@@ -128,7 +131,8 @@ let package = Package(
                 "UsherClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["VersionPlugin"]
         ),
         .executableTarget(
             name: "UsherLoad",

@@ -10,8 +10,9 @@ import UsherProviders
 import UsherServer
 import UsherStore
 
-/// The daemon's version, reported by `hello` and `status`.
-package let usherdVersion = "0.1.0"
+/// The daemon's version, reported by `hello`, `status` and `--version`: the VERSION file's text (`usherVersion` is
+/// generated from it by the VersionPlugin).
+package let usherdVersion = usherVersion
 
 /// Wires the configured pieces together and runs them as services of one `ServiceGroup`.
 package struct Daemon {

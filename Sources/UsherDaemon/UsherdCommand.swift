@@ -63,7 +63,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         do {
             if let path { configuration = try DaemonConfiguration.load(path: path) }
         } catch {
-            FileHandle.standardError.write(Data("usherd: \(error)\n".utf8))
+            StartupMessage.report("usherd: \(error)", level: .error, environment: environment)
             Systemd.failed(status: "configuration error: \(error)", errno: EINVAL)
             throw ExitCode(ExitStatus.configuration)
         }

@@ -18,6 +18,7 @@ struct Usher: AsyncParsableCommand {
 
             Exit codes: 0 success, 1 the daemon answered with an error, 2 usage error, 3 usherd cannot be reached.
             """,
+        version: usherVersion,
         subcommands: [
             Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Login.self, Switch.self,
             Logout.self, Remove.self, Token.self, Refresh.self, APIKey.self, Watch.self, Call.self,

@@ -6,8 +6,9 @@ struct Usherd {
     static func main() async {
         // First of all, before a configuration, a key or a password is in memory: no core dumps, no same-user ptrace.
         if let warning = ProcessHardening.disableCoreDumps() {
-            FileHandle.standardError.write(Data("usherd: warning: \(warning)\n".utf8))
+            StartupMessage.report("usherd: warning: \(warning)", level: .warning)
         }
-        await UsherdCommand.main()
+        // Not UsherdCommand.main(): its errors would reach the journal at info priority (see StartupMessage).
+        await UsherdCommand.mainReportingErrorsAtErrorPriority()
     }
 }
