@@ -17,9 +17,15 @@ extension OIDCIntegrationTests {
             // NO_COLOR: the code is then plain text on its own line.
             let session = try TerminalSession(try Self.usher(), arguments, environment: ["NO_COLOR": "1"])
             try await session.waitFor("left (Ctrl-C to cancel)")
-            let lines = session.text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map {
-                String($0).replacingOccurrences(of: "\u{1B}[K", with: "")
+            // The terminal ends lines with CR LF, and the countdown rewrites its line after a CR.
+            func lines() -> [String] {
+                session.text.replacingOccurrences(of: "\r", with: "\n").split(separator: "\n").map {
+                    String($0).replacingOccurrences(of: "\u{1B}[K", with: "")
+                }
             }
+            // It runs down: the line is rewritten with less time left.
+            try await eventually { Set(lines().filter { $0.hasSuffix("left (Ctrl-C to cancel)") }).count >= 2 }
+            let lines = lines()
             let visit = try #require(lines.first { $0.hasPrefix("To log in, visit ") })
             let uri = try #require(visit.split(separator: " ").first { $0.hasPrefix("http") }).description
             #expect(uri == server.issuer + "/device/")
@@ -29,7 +35,7 @@ extension OIDCIntegrationTests {
             )
             // The time left: minutes and seconds, from the provider's expiry.
             let left = try #require(lines.last { $0.contains("left (Ctrl-C to cancel)") })
-            #expect(left.hasPrefix("Waiting for the login: ") && left.contains("m "), "\(left)")
+            #expect(left.hasPrefix("Waiting for the login: ") && left.contains("m"), "\(left)")
 
             let browser = try await server.browser(["device", uri, code, "carol", "carol-password"])
             #expect(browser.status == 0, "\(browser.stderr)")
