@@ -212,4 +212,30 @@ struct CLIScriptingTests {
         #expect(result.stderr.contains("critical usherd could not start"), "\(result.stderr)")
         #expect(!result.stderr.contains("criticalusherd"))
     }
+
+    /// `make run` ends with the line to paste into another shell, as `ssh-agent -s` does, and the daemon it starts
+    /// listens where that line points. (A stand-in usherd prints its arguments: no daemon, no build.)
+    @Test func makeRunEndsWithTheExportLineToPaste() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        try FileManager.default.createDirectory(atPath: directory.file("bin"), withIntermediateDirectories: true)
+        try directory.write("bin/usherd", "#!/bin/sh\necho \"usherd $*\"\n")
+        #expect(chmod(directory.file("bin/usherd"), 0o755) == 0)
+        let root = DocumentationTests.root.path
+        let run = try await runProcess(
+            "/usr/bin/make",
+            [
+                "--no-print-directory", "-s", "-C", root, "-o", "build", "run", "RUN_DIR=" + directory.file("run"),
+                "BIN=" + directory.file("bin"),
+            ]
+        )
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        let socket = directory.file("run/usher.sock")
+        let export = try #require(lines.first { $0.hasPrefix("export USHER_SOCKET=") }, "\(run.stdout)")
+        #expect(export == "export USHER_SOCKET=\(socket) PATH=\(directory.file("bin")):$PATH")
+        // The last thing printed before the daemon starts (and its log follows).
+        #expect(lines.last { !$0.isEmpty && !$0.hasPrefix("usherd ") } == export)
+        #expect(lines.last?.contains("--socket \(socket)") == true, "\(run.stdout)")
+    }
 }
