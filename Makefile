@@ -2,7 +2,8 @@
 #
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
-#   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README
+#   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README,
+#               manual pages (usher.1, usherd.8, usherd.toml.5), bash/zsh/fish completions
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
 #   make deb    the Debian package usher_VERSION_ARCH.deb (and usher-dbgsym_...), checked with lintian
 #   make test-package   boots systemd in a throw-away container and installs, upgrades, removes and purges the
@@ -47,6 +48,10 @@ DOCDIR := $(PREFIX)/share/doc/usher
 UNITDIR := $(PREFIX)/lib/systemd/system
 USERUNITDIR := $(PREFIX)/lib/systemd/user
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
+MANDIR := $(PREFIX)/share/man
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR := $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 SYSCONFDIR ?= /etc
 # Detached debug information of the installed binaries, by build ID (gdb's default place with PREFIX=/usr).
 DEBUGDIR := $(PREFIX)/lib/debug
@@ -64,7 +69,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 # What the boot test needs besides: systemd-nspawn, and script(1) for the pseudo-terminal nspawn wants.
 BOOT_TEST_APT_PACKAGES := systemd-container util-linux
 
-.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static
+.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
 
 all: build
 
@@ -98,15 +103,15 @@ test-deps: deps
 build: deps
 	$(SWIFT) build
 
+# Ends, as `ssh-agent -s` does, with the line to paste into another shell so that `usher` finds this daemon.
 run: build
 	@mkdir -p $(RUN_DIR)
-	@echo "usherd is starting in the foreground (Ctrl-C stops it)."
-	@echo "  socket: $(SOCKET)"
-	@echo "  state:  $(RUN_DIR)/state"
-	@echo "Try, in another terminal:"
-	@echo "  $(BIN)/usher --socket $(SOCKET) login --anonymous"
-	@echo "  $(BIN)/usher --socket $(SOCKET) users"
-	@echo "  echo '{\"method\":\"current_user\"}' | socat - UNIX-CONNECT:$(SOCKET)"
+	@echo "usherd is starting in the foreground (Ctrl-C stops it); its state is in $(RUN_DIR)/state."
+	@echo "Then try: usher login --anonymous; usher users; usher token"
+	@echo "     and: echo '{\"method\":\"current_user\"}' | socat - UNIX-CONNECT:\$$USHER_SOCKET"
+	@echo "To use it from another shell, paste:"
+	@echo
+	@echo "export USHER_SOCKET=$(SOCKET) PATH=$(BIN):\$$PATH"
 	@echo
 	exec $(BIN)/usherd --config config/usherd.toml --socket $(SOCKET) --state-directory $(RUN_DIR)/state
 
@@ -120,7 +125,30 @@ test: test-deps lint
 	$(SWIFT) build --build-tests
 	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
 
-install: deps
+# The manual pages: usher(1) generated from the release binary's own help by swift-argument-parser's generate-manual
+# (the tool behind its manual plug-in), usherd.toml(5) from the documented sample configuration, usherd(8) written.
+MAN_BUILD := .build/man
+# The page's date: SOURCE_DATE_EPOCH when set (reproducible builds), else today.
+MAN_DATE = $$(date -u -d "@$${SOURCE_DATE_EPOCH:-$$(date +%s)}" +%Y-%m-%d)
+man: deps
+	$(RELEASE_BUILD) --product usher
+	$(RELEASE_BUILD) --product generate-manual
+	@mkdir -p $(MAN_BUILD)
+	.build/release/generate-manual .build/release/usher --section 1 --date $(MAN_DATE) --output-directory $(MAN_BUILD)
+	awk -f man/usherd.toml.5.awk config/usherd.toml > $(MAN_BUILD)/usherd.toml.5
+	cp man/usherd.8 $(MAN_BUILD)/usherd.8
+
+# Shell completions, from the release binary (swift-argument-parser's generator); user arguments complete with the
+# emails of the users on the device, which the script asks `usher` for as the shell completes.
+COMPLETIONS_BUILD := .build/completions
+completions: deps
+	$(RELEASE_BUILD) --product usher
+	@mkdir -p $(COMPLETIONS_BUILD)
+	.build/release/usher --generate-completion-script bash > $(COMPLETIONS_BUILD)/usher
+	.build/release/usher --generate-completion-script zsh > $(COMPLETIONS_BUILD)/_usher
+	.build/release/usher --generate-completion-script fish > $(COMPLETIONS_BUILD)/usher.fish
+
+install: deps man completions
 	$(RELEASE_BUILD) --product usherd
 	$(RELEASE_BUILD) --product usher
 	@# Stripped; the debug information goes to $(DEBUGDIR)/.build-id/ (the -dbgsym package in make deb).
@@ -135,7 +163,14 @@ install: deps
 	done
 	install -D -m 0644 systemd/sysusers.d/usher.conf $(DESTDIR)$(SYSUSERSDIR)/usher.conf
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	for page in docs/*.md; do install -D -m 0644 $$page $(DESTDIR)$(DOCDIR)/$$page; done
 	install -D -m 0644 config/usherd.toml $(DESTDIR)$(DOCDIR)/usherd.toml.sample
+	install -D -m 0644 $(MAN_BUILD)/usher.1 $(DESTDIR)$(MANDIR)/man1/usher.1
+	install -D -m 0644 $(MAN_BUILD)/usherd.8 $(DESTDIR)$(MANDIR)/man8/usherd.8
+	install -D -m 0644 $(MAN_BUILD)/usherd.toml.5 $(DESTDIR)$(MANDIR)/man5/usherd.toml.5
+	install -D -m 0644 $(COMPLETIONS_BUILD)/usher $(DESTDIR)$(BASHCOMPDIR)/usher
+	install -D -m 0644 $(COMPLETIONS_BUILD)/_usher $(DESTDIR)$(ZSHCOMPDIR)/_usher
+	install -D -m 0644 $(COMPLETIONS_BUILD)/usher.fish $(DESTDIR)$(FISHCOMPDIR)/usher.fish
 	@# Never overwrite a configuration someone edited.
 	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
 	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
@@ -150,6 +185,8 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket
 	rm -f $(DESTDIR)$(USERUNITDIR)/usherd.service $(DESTDIR)$(USERUNITDIR)/usherd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/usher.conf
+	rm -f $(DESTDIR)$(MANDIR)/man1/usher.1 $(DESTDIR)$(MANDIR)/man8/usherd.8 $(DESTDIR)$(MANDIR)/man5/usherd.toml.5
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/usher $(DESTDIR)$(ZSHCOMPDIR)/_usher $(DESTDIR)$(FISHCOMPDIR)/usher.fish
 	rm -rf $(DESTDIR)$(DOCDIR)
 	@# The configuration stays unless it is the untouched sample.
 	if cmp -s config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; then \

@@ -82,7 +82,8 @@ struct DaemonLogHandler: LogHandler {
         case .journal:
             prefix = "<\(Self.syslogPriority(event.level))>"
         case .terminal:
-            prefix = "\(Self.timestamp()) \(event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))"
+            // The level padded to the longest (`critical`), then a space: the message never runs into it.
+            prefix = "\(Self.timestamp()) \(event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) "
         }
         let line = Self.render(prefix: prefix, message: "\(event.message)", metadata: merged)
         _ = line.utf8CString.withUnsafeBufferPointer { buffer in

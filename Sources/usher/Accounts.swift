@@ -81,6 +81,10 @@ extension Usher {
                 --token-stdin (an ID token from that configured issuer), or --function-stdin (stdin is a JSON \
                 object, the payload for the provider's authentication function).
 
+                Without any of these at a provider that takes an email and a password (the local provider), the \
+                email is asked for on the terminal; at a provider that takes neither that nor a browser login, the \
+                options it accepts are named.
+
                 At an OpenID Connect provider: without any of these, log in with a browser (opened with xdg-open \
                 when a display exists; --no-browser prints the URL alone on its line on stderr, and usher waits \
                 for the redirect on the loopback address); --device shows a code to enter at the provider's page \
@@ -186,7 +190,7 @@ extension Usher {
             if !self.anonymous && !self.apiKeyStdin && !self.jwtStdin && !self.clientCredentials && self.email == nil
                 && self.idToken == nil && !self.functionStdin && self.username == nil
             {
-                return try await self.runBrowserFlow()
+                return try await self.runWithoutMode()
             }
             // Secrets are read before connecting: a person typing does not hold a connection open.
             let request: LoginRequest
@@ -228,11 +232,7 @@ extension Usher {
             } else {
                 request = .apiKey(provider: self.provider, key: try Secrets.firstLineOfStandardInput(what: "API key"))
             }
-            try await self.options.withSession { session in
-                let result = try await session.perform(request)
-                guard !session.json else { return }
-                Output.lines(Format.userFields(result.user))
-            }
+            try await self.logIn(request)
         }
     }
 }

@@ -99,14 +99,44 @@ extension Usher.Login {
             guard let loginID = begun.loginID, let userCode = begun.userCode, let uri = begun.verificationURI else {
                 throw CLIError("usherd did not start a device login")
             }
-            Output.error("To log in, visit \(uri) and enter the code:")
-            Output.error(userCode)
-            if let complete = begun.verificationURIComplete { Output.error("(or open \(complete))") }
-            Output.error("Waiting until \(Format.time(begun.expiresAt))...")
-            let result = try await session.perform(LoginWaitRequest(loginID: loginID))
+            // Escaped: all three came from the provider.
+            Output.error("To log in, visit \(Terminal.escaped(uri)) and enter the code:")
+            // The code alone on its line, to copy (and for scripts to find).
+            Output.error(Terminal.paint(Terminal.escaped(userCode), .bold, enabled: Terminal.colours(STDERR_FILENO)))
+            if let complete = begun.verificationURIComplete { Output.error("(or open \(Terminal.escaped(complete)))") }
+            let expiresAt = begun.expiresAt
+            let countdown = Terminal.isTerminal(STDERR_FILENO)
+            if !countdown { Output.error("Waiting until \(Format.time(expiresAt)) (Ctrl-C to cancel)...") }
+            let result = try await withThrowingTaskGroup(of: LoginWaitRequest.Result?.self) { group in
+                group.addTask { try await session.perform(LoginWaitRequest(loginID: loginID)) }
+                if countdown {
+                    // On a terminal, the time left runs down on one line, rewritten every second.
+                    group.addTask {
+                        while !Task.isCancelled {
+                            Output.errorInPlace(Self.timeLeft(until: expiresAt))
+                            try await Task.sleep(for: .seconds(1))
+                        }
+                        return nil
+                    }
+                }
+                defer { if countdown { Output.errorInPlace(nil) } }
+                while let next = try await group.next() {
+                    if let result = next {
+                        group.cancelAll()
+                        return result
+                    }
+                }
+                throw CLIError("usherd did not answer the device login")
+            }
             guard !session.json else { return }
             Output.lines(Format.userFields(result.user))
         }
+    }
+
+    /// `Waiting for the login: 9m 58s left (Ctrl-C to cancel)`.
+    static func timeLeft(until deadline: Timestamp, now: Timestamp = .now()) -> String {
+        let seconds = (deadline.millisecondsSinceEpoch - now.millisecondsSinceEpoch + 999) / 1000
+        return "Waiting for the login: \(Format.duration(seconds)) left (Ctrl-C to cancel)"
     }
 }
 
@@ -226,7 +256,7 @@ final class LoopbackListener: Sendable {
                     body: "The login failed (\(Self.escaped(error))). You can close this window."
                 )
                 let description = query["error_description"].map { ": \($0)" } ?? ""
-                return .failure(CLIError("the provider refused the login: \(error)\(description)"))
+                return .failure(CLIError(Terminal.escaped("the provider refused the login: \(error)\(description)")))
             }
             guard let code = query["code"], !code.isEmpty else {
                 Self.respond(connection, status: "400 Bad Request", body: "The redirect carries no code.")

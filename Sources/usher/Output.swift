@@ -30,6 +30,11 @@ enum Output {
         self.writeAll(text + "\n", to: STDERR_FILENO)
     }
 
+    /// Rewrites the current line of stderr (a terminal) with `text`, without moving to the next line; nil clears it.
+    static func errorInPlace(_ text: String?) {
+        self.writeAll("\r\u{1B}[K" + (text ?? ""), to: STDERR_FILENO)
+    }
+
     /// Writes a JSON value as one line to stdout, keys sorted.
     static func json(_ value: some Encodable) {
         self.writeAll(LineCodec.line(value), to: STDOUT_FILENO)
@@ -56,9 +61,16 @@ enum Output {
         }
     }
 
-    /// Pads columns to their widest cell, two spaces apart; the last column is not padded.
-    static func table(header: [String], rows: [[String]]) -> [String] {
-        let all = [header] + rows
+    /// Pads columns to their widest cell, two spaces apart; the last column is not padded. Without a header
+    /// (`--no-headers`) only the rows are printed. `colours[row][column]` paints a cell when `paint` is on; widths are
+    /// measured before painting, so colour never shifts a column.
+    static func table(
+        header: [String]?,
+        rows: [[String]],
+        colours: [[Terminal.Colour?]] = [],
+        paint: Bool = false
+    ) -> [String] {
+        let all = (header.map { [$0] } ?? []) + rows
         let columns = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columns)
         for row in all {
@@ -66,11 +78,14 @@ enum Output {
                 widths[index] = max(widths[index], cell.count)
             }
         }
-        return all.map { row in
+        let offset = header == nil ? 0 : 1
+        return all.enumerated().map { rowIndex, row in
             var line = ""
             for (index, cell) in row.enumerated() {
                 if index > 0 { line += "  " }
-                line += cell
+                let rowColours =
+                    rowIndex >= offset && rowIndex - offset < colours.count ? colours[rowIndex - offset] : []
+                line += Terminal.paint(cell, index < rowColours.count ? rowColours[index] : nil, enabled: paint)
                 if index < row.count - 1 { line += String(repeating: " ", count: widths[index] - cell.count) }
             }
             return line
@@ -131,20 +146,43 @@ enum Format {
         return text
     }
 
-    /// `joe@example.com (u_123)`, or the id alone for a user without an email.
+    /// `joe@example.com (u_123)`, or the id alone for a user without an email. Escaped: the email came from a
+    /// provider.
     static func user(_ user: UserInfo) -> String {
-        user.email.map { "\($0) (\(user.id))" } ?? user.id
+        user.email.map { "\(Terminal.escaped($0)) (\(user.id))" } ?? user.id
+    }
+
+    /// Who a person would say a user is: the email, else the name, else the id (an anonymous user has neither).
+    /// Escaped: email and name came from a provider.
+    static func who(_ user: UserInfo) -> String {
+        Terminal.escaped(user.email ?? user.name ?? user.id)
+    }
+
+    /// A user's state as every command spells it: `logged in`, `logged out`.
+    static func state(_ state: UserState) -> String {
+        state.rawValue.replacing("_", with: " ")
+    }
+
+    /// How far a time is from now, in its largest unit: `in 59m`, `3h ago`, `now`. Short enough for a table column.
+    static func relative(_ timestamp: Timestamp, now: Timestamp = .now()) -> String {
+        let seconds = (timestamp.millisecondsSinceEpoch - now.millisecondsSinceEpoch) / 1000
+        guard seconds != 0 else { return "now" }
+        let units: [(size: Int64, name: String)] = [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")]
+        let magnitude = seconds.magnitude
+        let unit = units.first { magnitude >= UInt64($0.size) } ?? units[units.count - 1]
+        let amount = "\(magnitude / UInt64(unit.size))\(unit.name)"
+        return seconds > 0 ? "in \(amount)" : "\(amount) ago"
     }
 
     /// The fields that describe one user: `whoami`, `login` and `switch` print them.
     static func userFields(_ user: UserInfo) -> [String] {
         var pairs: [(String, String)] = []
-        pairs.append(("user", user.email ?? user.id))
-        if user.email != nil { pairs.append(("id", user.id)) }
-        if let name = user.name { pairs.append(("name", name)) }
+        pairs.append(("user", self.who(user)))
+        if user.email != nil || user.name != nil { pairs.append(("id", user.id)) }
+        if let name = user.name, user.email != nil { pairs.append(("name", Terminal.escaped(name))) }
         pairs.append(("provider", user.provider))
         pairs.append(("kind", user.kind))
-        pairs.append(("state", user.state.rawValue.replacing("_", with: " ")))
+        pairs.append(("state", self.state(user.state)))
         pairs.append(("token", self.tokenSummary(user)))
         if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }
         return Output.fields(pairs)

@@ -54,6 +54,20 @@ enum Secrets {
         return line
     }
 
+    /// Asks for a line that is not secret (an email) on the controlling terminal, echoed as typed; nil when there is
+    /// no terminal to ask on (stdin is not a terminal, or no `/dev/tty`), so that a script is never left waiting.
+    static func ask(_ prompt: String) throws(CLIError) -> String? {
+        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        self.write(prompt, to: descriptor)
+        guard let line = try self.read(from: descriptor, what: "answer", limit: 4096, line: true, chunk: 1) else {
+            throw CLIError("nothing was entered")
+        }
+        return line
+    }
+
     /// The first line of stdin, without its terminator.
     static func firstLineOfStandardInput(what: String) throws(CLIError) -> String {
         // What follows the first line is never used, so reading past it does no harm.

@@ -62,6 +62,15 @@ struct Session {
         }
     }
 
+    /// The user a reference names, as the daemon describes it, so that output can name it by email; nil when no user
+    /// matches (the daemon's own answer then says so). Without a reference: the active user.
+    func user(for reference: String?) async throws -> UserInfo? {
+        let users = try await self.client.listUsers().users
+        guard let reference else { return users.first(where: \.active) }
+        let id = reference.contains("@") ? try Self.userID(forEmail: reference, among: users) : reference
+        return users.first { $0.id == id }
+    }
+
     /// `userID(for:)` for an optional argument.
     func userID(for reference: String?) async throws -> String? {
         guard let reference else { return nil }

@@ -8,37 +8,35 @@ extension Usher {
         static let configuration = CommandConfiguration(
             commandName: "token",
             abstract: "Print a valid access token, and nothing else.",
-            discussion: #"For scripts: curl -H "Authorization: Bearer $(usher token)" ..."#
+            discussion: """
+                For scripts: usher token --header | curl -H @- ... sends the token, and curl is not run without \
+                one (set -o pipefail); usher exec runs a command with the token in its environment. Without a \
+                token nothing is printed on stdout and the exit status is 4 (no user logged in) or 1.
+                """
         )
 
         @OptionGroup var options: GlobalOptions
+        @OptionGroup var token: TokenOptions
 
-        @Option(help: "The user's id or email (default: the active user).")
-        var user: String?
+        @Flag(help: "Print the whole header line, Authorization: Bearer <token> (for curl -H @-).")
+        var header = false
 
-        @Option(
-            name: .customLong("min-valid"),
-            help: ArgumentHelp("How long the token must stay valid at least, in seconds.", valueName: "seconds")
-        )
-        var minValid: Int64?
+        @Flag(help: "Print when the token expires (RFC 3339, UTC) instead of the token.")
+        var expires = false
 
         func validate() throws {
-            if let minValid = self.minValid, minValid < 0 {
-                throw ValidationError("--min-valid must not be negative.")
-            }
+            if self.header && self.expires { throw ValidationError("Give --header or --expires, not both.") }
         }
 
         func run() throws {
             let connection = try BlockingConnection(to: self.options.location)
-            var userID = self.user
-            if let user = self.user, user.contains("@") {
-                userID = try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
-            }
-            let (token, json) = try connection.sendReturningJSON(
-                AccessTokenRequest(userID: userID, minValid: self.minValid)
-            )
+            let (token, json) = try self.token.token(on: connection)
             if self.options.json {
                 Output.json(json)
+            } else if self.expires {
+                Output.line(token.expiresAt.rfc3339)
+            } else if self.header {
+                Output.line("Authorization: Bearer \(token.accessToken)")
             } else {
                 Output.line(token.accessToken)
             }
@@ -53,7 +51,7 @@ extension Usher {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The user's id or email (default: the active user).")
+        @Argument(help: "The user's id or email (default: the active user).", completion: UserCompletion.kind)
         var user: String?
 
         func run() async throws {
@@ -76,9 +74,10 @@ extension Usher {
             subcommands: [Create.self, List.self, Delete.self]
         )
 
-        /// Without a subcommand: the help, on stderr, as a usage error.
+        /// Without a subcommand: the help, on stderr, as a usage error. Asked of the root, so that the usage names
+        /// the whole command (`usher api-key <subcommand>`).
         func run() async throws {
-            Output.error(Self.helpMessage())
+            Output.error(Usher.helpMessage(for: Self.self))
             throw ExitCode(Usher.Exit.usage)
         }
 
@@ -93,7 +92,7 @@ extension Usher {
             @Argument(help: "A name for the key.")
             var name: String
 
-            @Option(help: "The user's id or email (default: the active user).")
+            @Option(help: "The user's id or email (default: the active user).", completion: UserCompletion.kind)
             var user: String?
 
             func run() async throws {
@@ -116,7 +115,7 @@ extension Usher {
 
             @OptionGroup var options: GlobalOptions
 
-            @Option(help: "The user's id or email (default: the active user).")
+            @Option(help: "The user's id or email (default: the active user).", completion: UserCompletion.kind)
             var user: String?
 
             func run() async throws {
@@ -145,7 +144,7 @@ extension Usher {
             @Argument(help: "The key's name.")
             var name: String
 
-            @Option(help: "The user's id or email (default: the active user).")
+            @Option(help: "The user's id or email (default: the active user).", completion: UserCompletion.kind)
             var user: String?
 
             func run() async throws {

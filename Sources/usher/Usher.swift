@@ -14,16 +14,22 @@ struct Usher: AsyncParsableCommand {
         abstract: "Talk to usherd: the users logged in on this device, their tokens and API keys.",
         discussion: """
             The daemon's socket is --socket, else $USHER_SOCKET, else $XDG_RUNTIME_DIR/usher/usher.sock when it \
-            exists (not for root), else /run/usher/usher.sock.
+            exists (not for root), else /run/usher/usher.sock. --socket and --json are accepted anywhere on the line.
 
-            Exit codes: 0 success, 1 the daemon answered with an error, 2 usage error, 3 usherd cannot be reached.
+            Exit codes: 0 success, 1 the daemon answered with an error, 2 usage error, 3 usherd cannot be reached, \
+            4 no user is logged in (no active user, or the user named is logged out).
+
+            Colour is used on a terminal only, never with NO_COLOR set or with --json.
             """,
         version: usherVersion,
         subcommands: [
             Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Login.self, Switch.self,
-            Logout.self, Remove.self, Token.self, Refresh.self, APIKey.self, Watch.self, Call.self,
+            Logout.self, Remove.self, Token.self, Exec.self, Refresh.self, APIKey.self, Watch.self, Call.self,
         ]
     )
+
+    /// Shown in the top-level help; `CommandLineArguments` moves them after the subcommand, where they are parsed.
+    @OptionGroup var options: GlobalOptions
 
     /// The exit codes scripts can rely on.
     enum Exit {
@@ -34,16 +40,22 @@ struct Usher: AsyncParsableCommand {
         static let usage: Int32 = 2
         /// The daemon cannot be reached.
         static let unreachable: Int32 = 3
+        /// Nobody to act for: no active user, or the user named is logged out (as `klist` and `gh auth status` exit
+        /// non-zero without credentials), so `usher whoami -q && ...` reads as a check.
+        static let notLoggedIn: Int32 = 4
     }
 
     /// Parses and runs like ArgumentParser's own `main`, with usher's exit codes: 2 (not 64) for usage errors, 1 for
-    /// the daemon's errors and 3 when the daemon cannot be reached.
+    /// the daemon's errors, 3 when the daemon cannot be reached and 4 when no user is logged in.
     static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let suggestion = CommandLineArguments.unknownCommand(in: arguments, of: self) {
+            Output.error("usher: \(suggestion)")
+            Self.exitProcess(Exit.usage)
+        }
         let command: any ParsableCommand
         do {
-            command = try self.parseAsRoot(
-                self.globalOptionsMovedAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
-            )
+            command = try self.parseAsRoot(CommandLineArguments.globalOptionsMovedToTheEnd(arguments))
         } catch {
             Self.exitProcess(self.reportArgumentError(error))
         }
@@ -60,37 +72,12 @@ struct Usher: AsyncParsableCommand {
     }
 
     /// Ends the process with `code`. (`exit` alone would name ArgumentParser's `exit(withError:)` in here.)
-    private static func exitProcess(_ code: Int32) -> Never {
+    static func exitProcess(_ code: Int32) -> Never {
         #if canImport(Glibc)
         Glibc.exit(code)
         #else
         Musl.exit(code)
         #endif
-    }
-
-    /// `--socket` and `--json` are global: `usher --socket P users` means `usher users --socket P`. ArgumentParser
-    /// only accepts a subcommand's options after its name, so options given before the subcommand are moved to the
-    /// end of the arguments (before a `--` terminator), where every subcommand accepts them.
-    static func globalOptionsMovedAfterSubcommand(_ arguments: [String]) -> [String] {
-        var leading: [String] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--json" || argument.hasPrefix("--socket=") {
-                leading.append(argument)
-                index += 1
-            } else if argument == "--socket", index + 1 < arguments.count {
-                leading.append(contentsOf: arguments[index...(index + 1)])
-                index += 2
-            } else {
-                break
-            }
-        }
-        guard !leading.isEmpty, index < arguments.count else { return arguments }
-        var rest = Array(arguments[index...])
-        let terminator = rest.firstIndex(of: "--") ?? rest.endIndex
-        rest.insert(contentsOf: leading, at: terminator)
-        return rest
     }
 
     /// Without a subcommand: the help, on stderr, as a usage error.
@@ -103,8 +90,8 @@ struct Usher: AsyncParsableCommand {
     private static func report(_ error: any Error) -> Int32 {
         switch error {
         case let error as ResponseError:
-            Output.error("usher: \(error.message) (\(error.code))")
-            return Exit.failure
+            Output.error("usher: \(Terminal.escaped(error.message)) (\(error.code))")
+            return error.code == .noActiveUser || error.code == .userLoggedOut ? Exit.notLoggedIn : Exit.failure
         case UsherClientError.cannotConnect(let location, let failure):
             Output.error("usher: " + self.unreachableMessage(location, failure))
             return Exit.unreachable
@@ -116,7 +103,7 @@ struct Usher: AsyncParsableCommand {
             return Exit.failure
         case let error as CLIError:
             Output.error("usher: \(error)")
-            return Exit.failure
+            return error.exitCode
         case let error as ExitCode:
             return error.rawValue
         case is CancellationError:
@@ -164,5 +151,10 @@ struct Usher: AsyncParsableCommand {
 /// A failure in the CLI itself (not the daemon's answer, not the connection): `usher: <message>`, exit 1.
 struct CLIError: Error, CustomStringConvertible {
     var description: String
-    init(_ description: String) { self.description = description }
+    /// 1 unless the failure is one scripts test for (`Usher.Exit.notLoggedIn`).
+    var exitCode: Int32
+    init(_ description: String, exitCode: Int32 = Usher.Exit.failure) {
+        self.description = description
+        self.exitCode = exitCode
+    }
 }

@@ -41,11 +41,18 @@ extension Usher {
             let names = try self.eventNames()
             try await self.options.withSession { session in
                 _ = try await session.client.subscribe(events: names)
+                // Users are named by email (or name) rather than by id: the users on the device now, and each one
+                // that logs in from here on.
+                var known: [String: String] = [:]
+                if !session.json {
+                    for user in try await session.client.listUsers().users { known[user.id] = Format.who(user) }
+                }
                 for await event in session.client.events {
                     if session.json {
                         Output.json(event)
                     } else {
-                        Output.line(Self.describe(event))
+                        if case .userLoggedIn(let user) = event.payload { known[user.id] = Format.who(user) }
+                        Output.line(Self.describe(event, names: known))
                     }
                 }
                 // The daemon closed the connection (after `daemon_stopping`, or not): watching is over, and that is
@@ -56,8 +63,10 @@ extension Usher {
             }
         }
 
-        /// `08:03:58 user_logged_in       gen 4  joe@example.com (u_...)`
-        static func describe(_ event: Event, at time: Timestamp = .now()) -> String {
+        /// `08:03:58 user_logged_in       gen 4  joe@example.com (u_...)`; `names` maps user ids to what to call
+        /// them.
+        static func describe(_ event: Event, names: [String: String] = [:], at time: Timestamp = .now()) -> String {
+            func who(_ id: String) -> String { names[id] ?? id }
             let width = EventName.allCases.map(\.rawValue.count).max() ?? 0
             let name = event.name.rawValue
             var line = "\(Format.timeOfDay(time)) \(name)\(String(repeating: " ", count: width - name.count))"
@@ -67,15 +76,17 @@ extension Usher {
             case .userLoggedIn(let user):
                 details = Format.user(user)
             case .activeUserChanged(let previous, let current):
-                details = "\(previous ?? "none") -> \(current ?? "none")"
+                details = "\(previous.map(who) ?? "none") -> \(current.map(who) ?? "none")"
             case .userLoggedOut(let userID, let reason):
-                details = "\(userID) (\(reason.rawValue.replacing("_", with: " ")))"
+                details = "\(who(userID)) (\(reason.rawValue.replacing("_", with: " ")))"
             case .userRemoved(let userID):
-                details = userID
+                details = who(userID)
             case .tokenRefreshed(let userID, let expiresAt):
-                details = "\(userID)  expires \(Format.time(expiresAt))"
+                details = "\(who(userID))  expires \(Format.time(expiresAt))"
             case .refreshFailed(let userID, let code, let message, let retryAt):
-                details = "\(userID)  \(message) (\(code))" + (retryAt.map { "  retry at \(Format.time($0))" } ?? "")
+                details =
+                    "\(who(userID))  \(Terminal.escaped(message)) (\(code))"
+                    + (retryAt.map { "  retry at \(Format.time($0))" } ?? "")
             case .daemonStopping:
                 details = ""
             }

@@ -1,0 +1,52 @@
+import ArgumentParser
+import UsherClient
+
+/// The options of the commands that hand out a token (`token`, `exec`): whose, and how long it must stay valid.
+struct TokenOptions: ParsableArguments {
+    @Option(help: "The user's id or email (default: the active user).", completion: UserCompletion.kind)
+    var user: String?
+
+    @Option(
+        name: .customLong("min-valid"),
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "How long the token must stay valid at least: seconds, or a duration such as 90s, 10m or 1h "
+                + "(default: 60s).",
+            valueName: "duration"
+        ),
+        transform: TokenOptions.seconds(parsing:)
+    )
+    var minValid: Int64?
+
+    /// `90`, `90s`, `10m`, `1h`, `1d` (the configuration's durations; `ms` rounds up to whole seconds) in seconds.
+    static func seconds(parsing text: String) throws -> Int64 {
+        if text.hasPrefix("-") {
+            throw ValidationError("must not be negative (the token must stay valid for at least 0 seconds)")
+        }
+        if let seconds = Int64(text) { return seconds }
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            let number = text.dropLast(suffix.count)
+            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(number) else {
+                continue
+            }
+            let (milliseconds, overflow) = value.multipliedReportingOverflow(by: factor)
+            guard !overflow else { break }
+            return (milliseconds + 999) / 1000
+        }
+        throw ValidationError("not a duration: give seconds or a duration such as 90s, 10m or 1h")
+    }
+
+    /// The user id to ask for: an email is looked up among the users on the device, an id is passed on.
+    func userID(on connection: BlockingConnection) throws -> String? {
+        guard let user = self.user, user.contains("@") else { return self.user }
+        return try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
+    }
+
+    /// A token as `access_token` gives it, or the error that says why there is none.
+    func token(on connection: BlockingConnection) throws -> (result: AccessTokenRequest.Result, json: JSONValue) {
+        try connection.sendReturningJSON(
+            AccessTokenRequest(userID: try self.userID(on: connection), minValid: self.minValid)
+        )
+    }
+}
