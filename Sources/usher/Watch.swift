@@ -19,6 +19,11 @@ extension Usher {
         )
         var events: [String] = []
 
+        @Option(
+            help: ArgumentHelp("Only events about these seats, comma-separated (default: all).", valueName: "seats")
+        )
+        var seat: [String] = []
+
         func validate() throws {
             _ = try self.eventNames()
         }
@@ -40,7 +45,8 @@ extension Usher {
         func run() async throws {
             let names = try self.eventNames()
             try await self.options.withSession { session in
-                _ = try await session.client.subscribe(events: names)
+                let seats = self.seat.flatMap { $0.split(separator: ",") }.map { Text.trimmingWhitespace($0) }
+                _ = try await session.client.send(SubscribeRequest(events: names, seats: seats.isEmpty ? nil : seats))
                 for await event in session.client.events {
                     if session.json {
                         Output.json(event)
@@ -76,10 +82,17 @@ extension Usher {
                 details = "\(userID)  expires \(Format.time(expiresAt))"
             case .refreshFailed(let userID, let code, let message, let retryAt):
                 details = "\(userID)  \(message) (\(code))" + (retryAt.map { "  retry at \(Format.time($0))" } ?? "")
-            case .daemonStopping:
+            case .daemonStopping, .seatRemoved:
                 details = ""
+            case .seatAdded(let source):
+                details = "(\(source))"
+            case .switchPending(let previous, let current, let deadline):
+                details = "\(previous ?? "none") -> \(current ?? "none")  by \(Format.time(deadline))"
+            case .leaseBroken(let lease, let reason):
+                details = "\(lease) (\(reason))"
             }
-            return details.isEmpty ? line : line + "  " + details
+            let seat = event.seat.map { "[\($0)] " } ?? ""
+            return details.isEmpty && seat.isEmpty ? line : line + "  " + seat + details
         }
     }
 }
