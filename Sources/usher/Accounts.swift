@@ -94,6 +94,9 @@ extension Usher {
         @Option(help: "The provider (default: the daemon's default provider).")
         var provider: String?
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         @Option(help: "Log in with this email and a password.")
         var email: String?
 
@@ -189,7 +192,7 @@ extension Usher {
                 return try await self.runBrowserFlow()
             }
             // Secrets are read before connecting: a person typing does not hold a connection open.
-            let request: LoginRequest
+            var request: LoginRequest
             if let username = self.username {
                 let password =
                     self.passwordStdin
@@ -228,6 +231,7 @@ extension Usher {
             } else {
                 request = .apiKey(provider: self.provider, key: try Secrets.firstLineOfStandardInput(what: "API key"))
             }
+            request.seat = self.seat
             try await self.options.withSession { session in
                 let result = try await session.perform(request)
                 guard !session.json else { return }

@@ -22,6 +22,9 @@ extension Usher {
         )
         var minValid: Int64?
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         func validate() throws {
             if let minValid = self.minValid, minValid < 0 {
                 throw ValidationError("--min-valid must not be negative.")
@@ -35,7 +38,7 @@ extension Usher {
                 userID = try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
             }
             let (token, json) = try connection.sendReturningJSON(
-                AccessTokenRequest(userID: userID, minValid: self.minValid)
+                AccessTokenRequest(userID: userID, minValid: self.minValid, seat: self.seat)
             )
             if self.options.json {
                 Output.json(json)

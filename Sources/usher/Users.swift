@@ -10,9 +10,12 @@ extension Usher {
 
         @OptionGroup var options: GlobalOptions
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         func run() async throws {
             try await self.options.withSession { session in
-                let current = try await session.perform(CurrentUserRequest())
+                let current = try await session.perform(CurrentUserRequest(seat: self.seat))
                 guard !session.json else { return }
                 guard let user = current.user else {
                     Output.line("No user is logged in.")
@@ -72,10 +75,19 @@ extension Usher {
         @Argument(help: "The user's id or email.")
         var user: String
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
+        @Flag(help: "Move the user here when they are active on another seat.")
+        var move = false
+
         func run() async throws {
             try await self.options.withSession { session in
                 let userID = try await session.userID(for: self.user)
-                let result = try await session.perform(SwitchUserRequest(userID: userID))
+                var request = SwitchUserRequest(userID: userID)
+                request.seat = self.seat
+                request.move = self.move
+                let result = try await session.perform(request)
                 guard !session.json else { return }
                 Output.lines(Format.userFields(result.user))
             }
@@ -94,10 +106,13 @@ extension Usher {
         @Argument(help: "The user's id or email (default: the active user).")
         var user: String?
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         func run() async throws {
             try await self.options.withSession { session in
                 let userID = try await session.userID(for: self.user)
-                let result = try await session.perform(LogoutRequest(userID: userID))
+                let result = try await session.perform(LogoutRequest(userID: userID, seat: self.seat))
                 guard !session.json else { return }
                 if result.user.state == .removed {
                     Output.line("Removed anonymous user \(result.user.id).")
