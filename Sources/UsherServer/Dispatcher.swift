@@ -267,7 +267,12 @@ package struct Dispatcher: Sendable {
             )
         case .loginWait:
             let typed = try LoginWaitRequest(params: params)
-            let result = try await self.registry.loginWait(loginID: typed.loginID)
+            let result = try await self.registry.loginWait(
+                loginID: typed.loginID,
+                seat: try self.seat(typed.seat, context),
+                move: typed.move,
+                force: typed.force
+            )
             return reply(result, user: result.user.id)
         case .currentUser:
             let typed = try CurrentUserRequest(params: params)

@@ -46,7 +46,9 @@ extension Usher.Login {
                 "redirect_uri": .string(redirectURI), "state": .string(state),
             ]
             try await self.options.withSession { session in
-                let result = try await session.perform(LoginRequest(provider: self.provider, credentials: credentials))
+                var request = LoginRequest(provider: self.provider, credentials: credentials)
+                request.seat = self.seat
+                let result = try await session.perform(request)
                 guard !session.json else { return }
                 Output.lines(Format.userFields(result.user))
             }
@@ -103,7 +105,7 @@ extension Usher.Login {
             Output.error(userCode)
             if let complete = begun.verificationURIComplete { Output.error("(or open \(complete))") }
             Output.error("Waiting until \(Format.time(begun.expiresAt))...")
-            let result = try await session.perform(LoginWaitRequest(loginID: loginID))
+            let result = try await session.perform(LoginWaitRequest(loginID: loginID, seat: self.seat))
             guard !session.json else { return }
             Output.lines(Format.userFields(result.user))
         }

@@ -142,3 +142,29 @@ struct SeatsTests {
         #expect(seat1 == SeatInfo(name: "seat1", source: "logind", present: true, userID: a.id))
     }
 }
+
+/// The scripted provider finishes an interactive login `scripted.EMAIL` as that email's password login (only
+/// `login_wait` is exercised; nothing begins one).
+extension ScriptedProvider: InteractiveLoginProviding {
+    func beginLogin(type: String, redirectURI: String?) async throws -> LoginBeginRequest.Result {
+        throw ProviderError.unsupportedCredentials("the scripted provider starts no interactive login")
+    }
+
+    func hasLogin(_ loginID: String) -> Bool { loginID.hasPrefix(self.name + ".") }
+
+    func finishLogin(_ loginID: String) async throws -> Authentication {
+        let email = String(loginID.dropFirst(self.name.count + 1))
+        return try await self.authenticate(credentials: Harness.credentials(email))
+    }
+}
+
+extension SeatsTests {
+    @Test("an interactive login's user becomes active on the seat login_wait names", .timeLimit(.minutes(1)))
+    func loginWaitOnASeat() async throws {
+        let harness = try await Harness(seats: Self.car)
+        let a = try await harness.registry.loginWait(loginID: "scripted.a@example.com", seat: "rear")
+        #expect(a.seat == "rear")
+        #expect(harness.registry.view.activeUser(on: "rear") == a.user.id)
+        #expect(harness.registry.view.activeUser(on: "driver") == nil)
+    }
+}
