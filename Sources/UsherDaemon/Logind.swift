@@ -40,7 +40,4 @@ enum Logind {
     /// Whether this process can read another user's `/proc/PID/cgroup` (pid 1's), which sd-login needs to find a
     /// peer's session. Root's own processes are always visible to root.
     static var canSeeOtherUsersProcesses: Bool { getuid() == 0 || access("/proc/1/cgroup", R_OK) == 0 }
-
-    /// Whether logind is running on this system (`/run/systemd/seats` exists).
-    static var isRunning: Bool { access("/run/systemd/seats/", F_OK) == 0 }
 }
