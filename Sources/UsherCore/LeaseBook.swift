@@ -110,6 +110,16 @@ package final class LeaseBook: Sendable {
         return released
     }
 
+    /// Ends every lease (the daemon is stopping); changes waiting for delay leases go on.
+    package func releaseEverything() {
+        let wake = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.leases.removeAll()
+            defer { state.waiters.removeAll() }
+            return state.waiters.values.flatMap(\.values)
+        }
+        for waiter in wake { waiter.resume() }
+    }
+
     /// Every lease, oldest first.
     package func all() -> [LeaseInfo] {
         self.state.withLock { state in

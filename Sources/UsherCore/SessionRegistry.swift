@@ -155,6 +155,8 @@ package actor SessionRegistry {
     package func announceStopping() {
         self.lifecycle = .stopping
         self.events.finish(with: Event(generation: self.view.generation, .daemonStopping))
+        // Leases die with the daemon: a change waiting for delay leases goes on now rather than hold up the stop.
+        self.leases.releaseEverything()
     }
 
     /// Throws unless the registry accepts new work.

@@ -210,6 +210,10 @@ package struct Dispatcher: Sendable {
     ) async throws -> (Outcome, String?, Timestamp?) {
         let id = request.id
         let params = request.params
+        if let seat = context.seat, !self.registry.view.isKnown(seat: seat) {
+            // logind put the caller on a seat its monitor has not reported yet: logind is the authority on seats.
+            await self.registry.seatAppeared(seat)
+        }
         func reply(
             _ result: some Encodable,
             user: String? = nil,

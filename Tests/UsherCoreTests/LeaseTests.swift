@@ -187,3 +187,20 @@ struct LeaseTests {
         #expect(broken?.payload == .leaseBroken(lease: lease, reason: "session_revoked"))
     }
 }
+
+extension LeaseTests {
+    @Test("a stopping daemon ends its leases: a change waiting for a delay lease goes on", .timeLimit(.minutes(1)))
+    func stoppingEndsLeases() async throws {
+        let harness = try await Harness(leases: LeaseConfiguration(maximumDelayMilliseconds: 60_000))
+        let a = try await harness.login("a@example.com")
+        _ = try await harness.login("b@example.com")
+        var holder = Holder(connection: 1)
+        _ = try await self.take(harness, .delay, holder)
+        async let switched = harness.registry.switchUser(to: a.id, ifGeneration: nil)
+        _ = try await holder.next()
+        await harness.registry.announceStopping()
+        // Committed without the clock moving: the lease went with the daemon.
+        #expect(try await switched.user.id == a.id)
+        #expect(harness.registry.leases.all().isEmpty)
+    }
+}

@@ -38,4 +38,16 @@ struct SeatResolutionTests {
             #expect(asked.withLock { $0 } == 2, "once per connection, not per request")
         }
     }
+
+    @Test func aSeatLogindReportsFirstThroughAConnectionIsKnownFromThen() async throws {
+        let seats = SeatConfiguration(source: .logind)
+        let resolver: @Sendable (PeerCredentials) -> String? = { _ in "seat7" }
+        try await InProcessServer.with(seats: seats, seatOfPeer: resolver) { server in
+            let client = try server.connect()
+            let login = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            #expect(login["seat"] == "seat7")
+            let listed = try #require(try await client.result("list_seats")["seats"]?.arrayValue)
+            #expect(listed.first { $0["name"] == "seat7" }?["source"] == "logind")
+        }
+    }
 }
