@@ -2,5 +2,6 @@
 #define USHER_CSYSTEMD_SHIM_H
 
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
 
 #endif

@@ -32,7 +32,15 @@ package final class EventHub: Sendable {
 
     private struct Subscriber {
         var filter: Set<EventName>?
+        /// Events about other seats are not delivered (nil: every seat). Events about no seat always are.
+        var seats: Set<String>? = nil
         var sink: Sink
+
+        func wants(_ event: Event) -> Bool {
+            guard self.filter?.contains(event.name) ?? true else { return false }
+            guard let seats = self.seats, let seat = event.seat else { return true }
+            return seats.contains(seat)
+        }
     }
 
     private struct State {
@@ -63,12 +71,13 @@ package final class EventHub: Sendable {
     /// connection).
     package func subscribeLines(
         filter: Set<EventName>?,
+        seats: Set<String>? = nil,
         maximumPendingBytes: Int,
         onOverflow: @escaping @Sendable () -> Void
     ) -> LineSubscription {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
         let sink = Sink.lines(continuation, limit: maximumPendingBytes, pending: 0, onOverflow: onOverflow)
-        let subscriber = Subscriber(filter: filter, sink: sink)
+        let subscriber = Subscriber(filter: filter, seats: seats, sink: sink)
         guard let id = self.register(subscriber) else {
             continuation.finish()
             return LineSubscription(id: 0, lines: stream)
@@ -121,7 +130,7 @@ package final class EventHub: Sendable {
                 for (index, event) in events.enumerated() {
                     // Re-read each time: the pending count changes with every line given.
                     guard let subscriber = state.subscribers[id] else { break }
-                    guard subscriber.filter?.contains(event.name) ?? true else { continue }
+                    guard subscriber.wants(event) else { continue }
                     switch subscriber.sink {
                     case .events(let continuation):
                         continuation.yield(event)
@@ -159,7 +168,7 @@ package final class EventHub: Sendable {
         }
         let line = event.map(LineCodec.encode)
         for subscriber in subscribers {
-            if let event, subscriber.filter?.contains(event.name) ?? true {
+            if let event, subscriber.wants(event) {
                 switch subscriber.sink {
                 case .events(let continuation): continuation.yield(event)
                 case .lines(let continuation, _, _, _): line.map { _ = continuation.yield($0) }

@@ -42,6 +42,16 @@ struct GenerationLog: Sendable {
         return self.entries.last
     }
 
+    /// The newest live entry that `isEligible` accepts, without dropping the ones it passes over (they stay live:
+    /// a user active on another seat is skipped by the successor rule, not forgotten). Dead entries at the end are
+    /// dropped first, as `newest` does; the scan then passes over at most the users active on other seats (a handful)
+    /// and the dead entries between them.
+    mutating func newest(isLive: (Entry) -> Bool, isEligible: (Entry) -> Bool) -> Entry? {
+        guard self.newest(isLive: isLive) != nil else { return nil }
+        for entry in self.entries.reversed() where isLive(entry) && isEligible(entry) { return entry }
+        return nil
+    }
+
     /// The index of the first entry with a generation above `generation` (binary search).
     func firstIndex(after generation: Int64) -> Int {
         var low = 0

@@ -1,3 +1,5 @@
+import UsherProtocol
+
 /// The registry's rule violations. The server maps them (and `ProviderError`) to wire errors in one place.
 package enum SessionError: Error, Sendable, Equatable {
     case providerNotFound(String)
@@ -14,4 +16,12 @@ package enum SessionError: Error, Sendable, Equatable {
     case notReady
     /// The daemon is stopping: no new changes or refreshes.
     case stopping
+    /// The user is active on another seat, and the request did not say `move`.
+    case userActiveElsewhere(userID: String, seat: String)
+    /// Block leases hold the seat's active user in place.
+    case inhibited(seat: String, holders: [LeaseInfo])
+    case seatNotFound(String)
+    case leaseNotFound(String)
+    /// The peer's uid holds this many leases already.
+    case tooManyLeases(limit: Int)
 }

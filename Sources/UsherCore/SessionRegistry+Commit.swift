@@ -19,19 +19,23 @@ extension SessionRegistry {
         var events: [Event.Payload] = []
         /// Whether the set of users, a state or the active user changes (and with it the generation).
         var changesGeneration = false
-        /// Set when a user becomes active through login or switch.
+        /// Set when a user becomes active through login or switch, on `newlyActiveSeat` (nil: the default seat).
         var newlyActive: String?
+        var newlyActiveSeat: String?
         /// Sessions to revoke at their provider once the change is durable.
         var revocations: [(provider: String, session: ProviderSession)] = []
         /// Providers' writes committed in the same transaction (a refresh's grant rotation).
         var pendingWrites: [any PendingWrite] = []
+        /// Set when a session ends on its own (revoked, expired): the leases on the seats whose active user this
+        /// changes did not hold it back, and their holders are told why (`lease_broken`).
+        var leaseBreakReason: String?
 
         /// Once applied: the generation and the active user after the change, and the version of each user it
         /// touched from before it (nil: the user did not exist).
         var generation: Int64 = 0
         var generationBefore: Int64 = 0
-        var activeAfter: String?
-        var activeBefore: String?
+        var seatsAfter = SeatAssignments()
+        var seatsBefore = SeatAssignments()
         var previous: [String: User?] = [:]
         /// Once published: each saved user as clients see it, as committed.
         var infos: [String: UserInfo] = [:]
@@ -119,10 +123,13 @@ extension SessionRegistry {
             applied.append((change, draft))
         }
         let merged = Self.merge(applied.map(\.draft))
-        if let merged {
+        if var merged {
+            // Seats restored from a database from before seats ride along with the first commit.
+            merged.seats.merge(self.unrecordedSeats) { fromChange, _ in fromChange }
             do {
                 // Suspension: new changes queue up for the next batch; reads see the published state.
                 try await self.store.commit(merged)
+                self.unrecordedSeats = [:]
             } catch {
                 for (_, draft) in applied.reversed() { self.rollBack(draft) }
                 if batch.count == 1 {
@@ -151,12 +158,20 @@ extension SessionRegistry {
         if let newGeneration, let newlyActive = draft.newlyActive {
             draft.saved[newlyActive]?.activeGeneration = newGeneration
         }
-        draft.activeBefore = self.state.activeUserID
+        draft.seatsBefore = self.state.seats
         draft.generationBefore = self.state.generation
         draft.generation = self.state.generation
         guard draft.writesSomething else {
-            draft.activeAfter = self.state.activeUserID
+            draft.seatsAfter = self.state.seats
             return
+        }
+        // The seats whose active user this change touches: each may need a successor once it is applied.
+        var touched: Set<String> = []
+        for id in draft.deleted {
+            if let seat = self.state.seats.seat(of: id) { touched.insert(seat) }
+        }
+        for id in draft.saved.keys {
+            if let seat = self.state.seats.seat(of: id) { touched.insert(seat) }
         }
         for id in draft.deleted { draft.previous[id] = .some(self.state.remove(id)) }
         for (id, user) in draft.saved {
@@ -165,12 +180,17 @@ extension SessionRegistry {
         }
         if let newGeneration { self.state.generation = newGeneration }
         if let newlyActive = draft.newlyActive {
-            self.state.activeUserID = newlyActive
-        } else if let before = draft.activeBefore, self.state[before]?.state != .loggedIn {
-            self.state.activeUserID = self.state.mostRecentlyActiveLoggedInUser()
+            self.state.seats.set(newlyActive, on: draft.newlyActiveSeat ?? self.state.defaultSeat)
+        }
+        // Successor rule, per seat: a seat whose active user left (logged out, removed, moved away) goes to the most
+        // recently active logged-in user who is not active on another seat.
+        for seat in touched.sorted() {
+            if let user = self.state.seats.user(on: seat), self.state[user]?.state == .loggedIn { continue }
+            self.state.seats.set(nil, on: seat)
+            self.state.seats.set(self.state.successor(), on: seat)
         }
         draft.generation = self.state.generation
-        draft.activeAfter = self.state.activeUserID
+        draft.seatsAfter = self.state.seats
     }
 
     /// Undoes `apply` (drafts are rolled back newest first).
@@ -180,7 +200,7 @@ extension SessionRegistry {
             if let previous { self.state.put(previous) } else { self.state.remove(id) }
         }
         self.state.generation = draft.generationBefore
-        self.state.activeUserID = draft.activeBefore
+        self.state.seats = draft.seatsBefore
     }
 
     /// The batch as one durable change: each user's last version, and the pending writes in order.
@@ -191,7 +211,11 @@ extension SessionRegistry {
         var committed: [String: User?] = [:]
         var generation: Int64?
         var pendingWrites: [any PendingWrite] = []
+        var seats: [String: String?] = [:]
         for draft in writing {
+            for (seat, _, to) in Self.seatChanges(from: draft.seatsBefore, to: draft.seatsAfter) {
+                seats[seat] = .some(to)
+            }
             for (id, previous) in draft.previous where committed[id] == nil { committed[id] = .some(previous) }
             for id in draft.deleted { final[id] = .some(nil) }
             for (id, user) in draft.saved { final[id] = user }
@@ -207,13 +231,15 @@ extension SessionRegistry {
         for (id, user) in committed {
             if let user { previous[id] = user }
         }
-        return SessionChange(
+        var change = SessionChange(
             generation: generation,
             saved: saved,
             deleted: deleted,
             pendingWrites: pendingWrites,
             previous: previous
         )
+        change.seats = seats
+        return change
     }
 
     /// After the commit: publishes the change to readers, resets and schedules refreshes, announces it.
@@ -223,7 +249,7 @@ extension SessionRegistry {
             saved: draft.saved.values,
             deleted: draft.deleted,
             generation: draft.generation,
-            activeUserID: draft.activeAfter
+            seats: draft.seatsAfter
         )
         for id in draft.deleted {
             self.tokenStatus.removeValue(forKey: id)
@@ -242,11 +268,32 @@ extension SessionRegistry {
                 self.scheduler.cancel(id)
             }
         }
-        var payloads = draft.events
-        if draft.activeAfter != draft.activeBefore {
-            payloads.append(.activeUserChanged(previousUserID: draft.activeBefore, userID: draft.activeAfter))
+        var events = draft.events.map { Event(generation: draft.generation, $0) }
+        for (seat, from, to) in Self.seatChanges(from: draft.seatsBefore, to: draft.seatsAfter) {
+            // A one-seat device's events read as they always did.
+            let named = self.seatConfiguration.namesSeats ? seat : nil
+            events.append(
+                Event(generation: draft.generation, seat: named, .activeUserChanged(previousUserID: from, userID: to))
+            )
         }
-        self.events.publish(payloads.map { Event(generation: draft.generation, $0) })
+        self.events.publish(events)
+        if let reason = draft.leaseBreakReason { self.breakLeases(draft: draft, reason: reason) }
         for id in draft.saved.keys { draft.infos[id] = self.view.info(id) }
+    }
+}
+
+extension SessionRegistry {
+    /// The seats whose active user differs between two assignments, by name.
+    static func seatChanges(
+        from before: SeatAssignments,
+        to after: SeatAssignments
+    ) -> [(seat: String, from: String?, to: String?)] {
+        guard before != after else { return [] }
+        let names = Set(before.all.keys).union(after.all.keys).sorted()
+        return names.compactMap { seat in
+            let from = before.user(on: seat)
+            let to = after.user(on: seat)
+            return from == to ? nil : (seat, from, to)
+        }
     }
 }

@@ -20,7 +20,13 @@ extension SessionRegistry {
     /// `login_wait`: waits for a started login to complete, then logs its user in as `login` does.
     ///
     /// A login id is `PROVIDER.RANDOM`; the provider keeps the login until it completes or expires.
-    package func loginWait(loginID: String) async throws -> UserResult {
+    package func loginWait(
+        loginID: String,
+        seat requested: String? = nil,
+        move: Bool = false,
+        force: Bool = false
+    ) async throws -> UserResult {
+        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force)
         guard let dot = loginID.firstIndex(of: "."),
             let provider = try? self.provider(named: String(loginID[..<dot])) as? any InteractiveLoginProviding,
             provider.hasLogin(loginID)
@@ -29,6 +35,6 @@ extension SessionRegistry {
         }
         // Suspension: the login may take minutes; state may change meanwhile, and `open` re-reads it.
         let authentication = try await provider.finishLogin(loginID)
-        return try await self.open(authentication, at: provider)
+        return try await self.open(authentication, at: provider, placement: placement)
     }
 }

@@ -18,17 +18,50 @@ extension SessionRegistry {
         return RegisterRequest.Result(provider: provider.name, email: normalizedEmail)
     }
 
-    package func login(provider name: String?, credentials: [String: JSONValue]) async throws -> UserResult {
+    /// Logs a user in and makes them active on `seat` (nil: the default seat). A user active on another seat moves
+    /// only with `move`; block leases on the seats it changes refuse it unless `force`.
+    package func login(
+        provider name: String?,
+        credentials: [String: JSONValue],
+        seat requested: String? = nil,
+        move: Bool = false,
+        force: Bool = false
+    ) async throws -> UserResult {
         try self.requireRunning()
         let provider = try self.provider(named: name)
+        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force)
         let isAnonymous = credentials["type"]?.stringValue == CredentialType.anonymous
-        if isAnonymous, let existing = try await self.activateExistingAnonymous(of: provider.name) {
+        if isAnonymous, let existing = try await self.activateExistingAnonymous(of: provider.name, placement) {
             return existing
         }
         // Suspension: authentication may take a while (a slow KDF, a network round trip); state may change
         // meanwhile, so everything below re-reads it inside the change.
         let authentication = try await provider.authenticate(credentials: credentials)
-        return try await self.open(authentication, at: provider, isAnonymous: isAnonymous)
+        return try await self.open(authentication, at: provider, isAnonymous: isAnonymous, placement: placement)
+    }
+
+    /// Where a login or switch puts its user: the seat, whether a user active elsewhere moves, whether block leases
+    /// are broken.
+    struct Placement: Sendable {
+        var seat: String?
+        var move = false
+        var force = false
+    }
+
+    /// The seats a change that makes `userID` active on `placement.seat` changes (none when it is active there).
+    private func seatsChanged(activating userID: String, _ placement: Placement) -> [String] {
+        let seat = placement.seat ?? self.state.defaultSeat
+        guard self.state.seats.user(on: seat) != userID else { return [] }
+        guard placement.move, let elsewhere = self.state.seats.seat(of: userID) else { return [seat] }
+        return [seat, elsewhere]
+    }
+
+    /// Throws unless the user may become active on the seat: active on another one, only with `move`.
+    private func checkPlacement(of userID: String, _ placement: Placement) throws(SessionError) {
+        let seat = placement.seat ?? self.state.defaultSeat
+        if let elsewhere = self.state.seats.seat(of: userID), elsewhere != seat, !placement.move {
+            throw .userActiveElsewhere(userID: userID, seat: elsewhere)
+        }
     }
 
     /// Adds the user a provider authenticated (or logs a known one in again) and makes it active: the second half of
@@ -36,7 +69,8 @@ extension SessionRegistry {
     func open(
         _ authentication: Authentication,
         at provider: any IdentityProvider,
-        isAnonymous: Bool = false
+        isAnonymous: Bool = false,
+        placement: Placement = Placement()
     ) async throws -> UserResult {
         // Claims with control characters never reach the store, the log or systemd's status line.
         let authentication = try await self.acceptableClaims(authentication, at: provider)
@@ -44,63 +78,68 @@ extension SessionRegistry {
         let userID = User.id(provider: provider.name, subject: authentication.subject)
         let deadlines = self.configuration.deadlines
 
-        let (resultID, draft) = try await self.mutate { draft -> String in
-            if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name), existing.id != userID {
-                // Another anonymous login won the race: keep that user and drop the session just opened.
-                draft.revocations.append(
-                    (
-                        provider.name,
-                        ProviderSession(
-                            userID: userID,
-                            subject: authentication.subject,
-                            tokens: authentication.tokens,
-                            providerData: authentication.providerData
+        let changing = self.seatsChanged(activating: userID, placement)
+        let (resultID, draft) = try await self.holdingOff(seats: changing, force: placement.force, to: userID) {
+            try await self.mutate { draft -> String in
+                if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name), existing.id != userID {
+                    // Another anonymous login won the race: keep that user and drop the session just opened.
+                    draft.revocations.append(
+                        (
+                            provider.name,
+                            ProviderSession(
+                                userID: userID,
+                                subject: authentication.subject,
+                                tokens: authentication.tokens,
+                                providerData: authentication.providerData
+                            )
                         )
                     )
-                )
-                self.activate(existing, at: now, in: &draft)
-                return existing.id
+                    try self.checkPlacement(of: existing.id, placement)
+                    self.activate(existing, at: now, on: placement.seat, in: &draft)
+                    return existing.id
+                }
+                try self.checkPlacement(of: userID, placement)
+                let existing = self.state[userID]
+                if let existing { draft.revocations += self.revocableSessions(of: existing) }
+                var user =
+                    existing
+                    ?? User(
+                        id: userID,
+                        provider: provider.name,
+                        subject: authentication.subject,
+                        kind: authentication.kind,
+                        email: nil,
+                        name: nil,
+                        state: .loggedOut,
+                        addedGeneration: self.state.generation + 1,
+                        createdAt: now,
+                        lastLoginAt: nil,
+                        lastActiveAt: nil,
+                        activeGeneration: 0,
+                        tokens: nil,
+                        providerData: nil
+                    )
+                let wasLoggedIn = existing?.state == .loggedIn
+                user.kind = authentication.kind
+                user.email = authentication.email ?? user.email
+                user.name = authentication.name ?? user.name
+                user.state = .loggedIn
+                user.tokens = authentication.tokens
+                user.providerData = authentication.providerData
+                user.lastLoginAt = now
+                draft.saved[userID] = user
+                if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
+                    self.activate(user, at: now, on: placement.seat, in: &draft)
+                }
+                if !wasLoggedIn {
+                    draft.changesGeneration = true
+                    // The user as it is once this change applies: active (a login always makes it so), with a fresh
+                    // refresh state and its refresh deadline.
+                    let info = UserInfo(draft.saved[userID] ?? user, status: nil, active: true, deadlines: deadlines)
+                    draft.events.append(.userLoggedIn(user: info))
+                }
+                return userID
             }
-            let existing = self.state[userID]
-            if let existing { draft.revocations += self.revocableSessions(of: existing) }
-            var user =
-                existing
-                ?? User(
-                    id: userID,
-                    provider: provider.name,
-                    subject: authentication.subject,
-                    kind: authentication.kind,
-                    email: nil,
-                    name: nil,
-                    state: .loggedOut,
-                    addedGeneration: self.state.generation + 1,
-                    createdAt: now,
-                    lastLoginAt: nil,
-                    lastActiveAt: nil,
-                    activeGeneration: 0,
-                    tokens: nil,
-                    providerData: nil
-                )
-            let wasLoggedIn = existing?.state == .loggedIn
-            user.kind = authentication.kind
-            user.email = authentication.email ?? user.email
-            user.name = authentication.name ?? user.name
-            user.state = .loggedIn
-            user.tokens = authentication.tokens
-            user.providerData = authentication.providerData
-            user.lastLoginAt = now
-            draft.saved[userID] = user
-            if self.state.activeUserID != userID {
-                self.activate(user, at: now, in: &draft)
-            }
-            if !wasLoggedIn {
-                draft.changesGeneration = true
-                // The user as it is once this change applies: active (a login always makes it so), with a fresh
-                // refresh state and its refresh deadline.
-                let info = UserInfo(draft.saved[userID] ?? user, status: nil, active: true, deadlines: deadlines)
-                draft.events.append(.userLoggedIn(user: info))
-            }
-            return userID
         }
         _ = await self.revoke(draft.revocations)
         self.logger.debug(
@@ -113,48 +152,83 @@ extension SessionRegistry {
     /// The answer to a change that concerned `userID`: the user as committed by it.
     func result(of draft: Draft, for userID: String) throws -> UserResult {
         guard let info = draft.infos[userID] ?? self.view.info(userID) else { throw SessionError.userNotFound(userID) }
-        return UserResult(generation: draft.generation, user: info)
+        let seat = self.seatConfiguration.namesSeats ? draft.seatsAfter.seat(of: userID) : nil
+        return UserResult(generation: draft.generation, seat: seat, user: info)
     }
 
     /// Anonymous login reuses the provider's logged-in anonymous user, if there is one, and makes it active.
-    private func activateExistingAnonymous(of provider: String) async throws -> UserResult? {
+    private func activateExistingAnonymous(of provider: String, _ placement: Placement) async throws -> UserResult? {
         let now = self.clock.now()
-        let (userID, draft) = try await self.mutate { draft -> String? in
-            guard let existing = self.state.loggedInAnonymous(of: provider) else { return nil }
-            if self.state.activeUserID != existing.id { self.activate(existing, at: now, in: &draft) }
-            return existing.id
+        guard let known = self.state.loggedInAnonymous(of: provider) else { return nil }
+        let changing = self.seatsChanged(activating: known.id, placement)
+        let (userID, draft) = try await self.holdingOff(seats: changing, force: placement.force, to: known.id) {
+            try await self.mutate { draft -> String? in
+                guard let existing = self.state.loggedInAnonymous(of: provider) else { return nil }
+                if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != existing.id {
+                    try self.checkPlacement(of: existing.id, placement)
+                    self.activate(existing, at: now, on: placement.seat, in: &draft)
+                }
+                return existing.id
+            }
         }
         guard let userID else { return nil }
         return try self.result(of: draft, for: userID)
     }
 
-    private func activate(_ user: User, at now: Timestamp, in draft: inout Draft) {
+    private func activate(_ user: User, at now: Timestamp, on seat: String?, in draft: inout Draft) {
         var user = draft.saved[user.id] ?? user
         user.lastActiveAt = now
         draft.saved[user.id] = user
         draft.newlyActive = user.id
+        draft.newlyActiveSeat = seat
         draft.changesGeneration = true
     }
 
-    package func switchUser(to userID: String, ifGeneration: Int64?) async throws -> UserResult {
+    /// Makes a logged-in user active on `seat` (nil: the default seat).
+    package func switchUser(
+        to userID: String,
+        ifGeneration: Int64?,
+        seat requested: String? = nil,
+        move: Bool = false,
+        force: Bool = false
+    ) async throws -> UserResult {
         let now = self.clock.now()
-        let (_, draft) = try await self.mutate { draft in
-            if let ifGeneration, ifGeneration != self.state.generation {
-                throw SessionError.conflict(expected: ifGeneration, actual: self.state.generation)
+        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force)
+        // Refused before waiting for leases: a switch that cannot happen does not hold anyone up.
+        if let user = self.state[userID], user.state == .loggedIn { try self.checkPlacement(of: userID, placement) }
+        let changing = self.seatsChanged(activating: userID, placement)
+        let (_, draft) = try await self.holdingOff(seats: changing, force: force, to: userID) {
+            try await self.mutate { draft in
+                if let ifGeneration, ifGeneration != self.state.generation {
+                    throw SessionError.conflict(expected: ifGeneration, actual: self.state.generation)
+                }
+                guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
+                guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
+                if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
+                    try self.checkPlacement(of: userID, placement)
+                    self.activate(user, at: now, on: placement.seat, in: &draft)
+                }
             }
-            guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
-            guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
-            if self.state.activeUserID != userID { self.activate(user, at: now, in: &draft) }
         }
         self.logger.debug("switch", metadata: ["user.id": "\(userID)"])
         return try self.result(of: draft, for: userID)
     }
 
-    package func logout(userID requested: String?) async throws -> LogoutRequest.Result {
-        let (user, draft) = try await self.mutate { draft -> User in
-            let user = try self.resolve(requested)
-            if user.state == .loggedIn { self.endSession(of: user, reason: .requested, in: &draft) }
-            return user
+    /// Logs a user out: the named one, or the active user of `seat` (nil: the default seat).
+    package func logout(
+        userID requested: String?,
+        seat requestedSeat: String? = nil,
+        force: Bool = false
+    ) async throws -> LogoutRequest.Result {
+        let seat = try self.seat(named: requestedSeat)
+        let target = try self.resolve(requested, seat: seat)
+        let changing = self.state.seats.seat(of: target.id).map { [$0] } ?? []
+        let (user, draft) = try await self.holdingOff(seats: changing, force: force, to: nil) {
+            try await self.mutate { draft -> User in
+                let user = try self.resolve(requested ?? target.id)
+                if user.state == .loggedIn { self.endSession(of: user, reason: .requested, in: &draft) }
+                return user
+            }
         }
         let revoked = draft.revocations.isEmpty ? false : await self.revoke(draft.revocations)
         self.logger.debug("logout", metadata: ["user.id": "\(user.id)", "revoked": "\(revoked)"])
@@ -171,13 +245,16 @@ extension SessionRegistry {
         return LogoutRequest.Result(generation: result.generation, user: result.user, revoked: revoked)
     }
 
-    package func removeUser(_ userID: String) async throws -> RemoveUserRequest.Result {
-        let (_, draft) = try await self.mutate { draft in
-            guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
-            draft.revocations += self.revocableSessions(of: user)
-            draft.deleted.insert(userID)
-            draft.changesGeneration = true
-            draft.events.append(.userRemoved(userID: userID))
+    package func removeUser(_ userID: String, force: Bool = false) async throws -> RemoveUserRequest.Result {
+        let changing = self.state.seats.seat(of: userID).map { [$0] } ?? []
+        let (_, draft) = try await self.holdingOff(seats: changing, force: force, to: nil) {
+            try await self.mutate { draft in
+                guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
+                draft.revocations += self.revocableSessions(of: user)
+                draft.deleted.insert(userID)
+                draft.changesGeneration = true
+                draft.events.append(.userRemoved(userID: userID))
+            }
         }
         _ = await self.revoke(draft.revocations)
         self.logger.debug("remove", metadata: ["user.id": "\(userID)"])
@@ -187,6 +264,7 @@ extension SessionRegistry {
     /// Ends a user's session inside a change: an anonymous user is removed, any other user kept logged out.
     func endSession(of user: User, reason: LogoutReason, in draft: inout Draft) {
         draft.revocations += self.revocableSessions(of: user)
+        if reason != .requested { draft.leaseBreakReason = reason.rawValue }
         draft.changesGeneration = true
         if user.isAnonymous {
             draft.deleted.insert(user.id)

@@ -39,8 +39,12 @@ extension SessionRegistry {
 
     /// A valid access token for the user: returned at once when it stays valid for `min(minValid, L − 1 s)`, else
     /// refreshed first.
-    package func accessToken(userID: String?, minValidSeconds: Int64) async throws -> AccessTokenRequest.Result {
-        let user = try self.loggedIn(userID)
+    package func accessToken(
+        userID: String?,
+        minValidSeconds: Int64,
+        seat: String? = nil
+    ) async throws -> AccessTokenRequest.Result {
+        let user = try self.loggedIn(userID, seat: try self.seat(named: seat))
         guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
         let now = self.clock.now()
         let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
@@ -78,8 +82,8 @@ extension SessionRegistry {
         )
     }
 
-    package func refresh(userID: String?) async throws -> RefreshRequest.Result {
-        let user = try self.loggedIn(userID)
+    package func refresh(userID: String?, seat: String? = nil) async throws -> RefreshRequest.Result {
+        let user = try self.loggedIn(userID, seat: try self.seat(named: seat))
         let tokens = try await self.refreshTokens(of: user.id)
         return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
     }

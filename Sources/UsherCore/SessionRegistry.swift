@@ -53,6 +53,17 @@ package actor SessionRegistry {
     private(set) var providerOrder: [String]
     private(set) var defaultProviderName: String
     private(set) var configuration: RegistryConfiguration
+    /// `[seats]`: which seats there are, and the default one.
+    let seatConfiguration: SeatConfiguration
+    /// `[leases]`: how long a delay lease holds a change back, how many leases a uid may hold.
+    var leaseConfiguration: LeaseConfiguration
+    /// Every known seat: where it comes from, whether it is there now (`+Seats`).
+    var seatDirectory: [String: SessionView.SeatEntry] = [:]
+    /// One gate per seat: changes of a seat's active user wait for its leases one after the other, in order.
+    var seatGates: [String: FIFOGate] = [:]
+    /// Seat assignments known but not yet in the store (loaded from a database from before seats): written with the
+    /// next commit.
+    var unrecordedSeats: [String: String?] = [:]
 
     let store: any SessionStore
     let clock: any SessionClock
@@ -61,12 +72,16 @@ package actor SessionRegistry {
     package nonisolated let scheduler: RefreshScheduler
     /// The committed state, for readers on any thread.
     package nonisolated let view: SessionView
+    /// The leases held now (`+Leases`).
+    package nonisolated let leases: LeaseBook
 
     package init(
         store: any SessionStore,
         providers: [any IdentityProvider],
         defaultProvider: String,
         configuration: RegistryConfiguration = RegistryConfiguration(),
+        seats: SeatConfiguration = SeatConfiguration(),
+        leaseConfiguration: LeaseConfiguration = LeaseConfiguration(),
         clock: any SessionClock = SystemClock(),
         events: EventHub = EventHub(),
         logger: Logger
@@ -76,6 +91,9 @@ package actor SessionRegistry {
         self.providerOrder = providers.map(\.name)
         self.defaultProviderName = defaultProvider
         self.configuration = configuration
+        self.seatConfiguration = seats
+        self.leaseConfiguration = leaseConfiguration
+        self.leases = LeaseBook()
         self.clock = clock
         self.events = events
         self.scheduler = RefreshScheduler(clock: clock)
@@ -94,7 +112,8 @@ package actor SessionRegistry {
         guard self.lifecycle == .loading else { return }
         let persisted = try await self.store.loadSessions()
         self.state = SessionState(generation: persisted.generation, users: persisted.users)
-        self.state.activeUserID = self.state.mostRecentlyActiveLoggedInUser()
+        self.state.defaultSeat = self.seatConfiguration.defaultSeat
+        self.restoreSeats(persisted.seats)
         self.view.publish(self.state)
         self.lifecycle = .running
         let now = self.clock.now()
@@ -136,6 +155,8 @@ package actor SessionRegistry {
     package func announceStopping() {
         self.lifecycle = .stopping
         self.events.finish(with: Event(generation: self.view.generation, .daemonStopping))
+        // Leases die with the daemon: a change waiting for delay leases goes on now rather than hold up the stop.
+        self.leases.releaseEverything()
     }
 
     /// Throws unless the registry accepts new work.
@@ -192,11 +213,13 @@ package actor SessionRegistry {
     /// Subscribes a socket connection: events as encoded lines, bounded by `maximumPendingBytes` unsent.
     package func subscribeLines(
         filter: Set<EventName>?,
+        seats: Set<String>? = nil,
         maximumPendingBytes: Int,
         onOverflow: @escaping @Sendable () -> Void
     ) -> (generation: Int64, subscription: EventHub.LineSubscription) {
         let subscription = self.events.subscribeLines(
             filter: filter,
+            seats: seats,
             maximumPendingBytes: maximumPendingBytes,
             onOverflow: onOverflow
         )
@@ -225,20 +248,20 @@ package actor SessionRegistry {
         UserInfo(
             user,
             status: self.tokenStatus[user.id]?.view,
-            active: user.id == self.state.activeUserID,
+            active: self.state.seats.seat(of: user.id) != nil,
             deadlines: self.configuration.deadlines
         )
     }
 
-    /// The user a request names, or the active user when it names none.
-    func resolve(_ userID: String?) throws(SessionError) -> User {
-        guard let id = userID ?? self.state.activeUserID else { throw .noActiveUser }
+    /// The user a request names, or the seat's active user (nil: the default seat's) when it names none.
+    func resolve(_ userID: String?, seat: String? = nil) throws(SessionError) -> User {
+        guard let id = userID ?? self.state.seats.user(on: seat ?? self.state.defaultSeat) else { throw .noActiveUser }
         guard let user = self.state[id] else { throw .userNotFound(id) }
         return user
     }
 
-    func loggedIn(_ userID: String?) throws(SessionError) -> User {
-        let user = try self.resolve(userID)
+    func loggedIn(_ userID: String?, seat: String? = nil) throws(SessionError) -> User {
+        let user = try self.resolve(userID, seat: seat)
         guard user.state == .loggedIn, user.tokens != nil else { throw .userLoggedOut(user.id) }
         return user
     }

@@ -11,7 +11,13 @@
 /// - `loggedInCount`.
 package struct SessionState: Sendable {
     package internal(set) var generation: Int64 = 0
-    package internal(set) var activeUserID: String?
+    /// Each seat's active user, and the other way round (a user is active on at most one seat). Seats are few; these
+    /// are small tables, copied whole when a change is rolled back.
+    package internal(set) var seats = SeatAssignments()
+    /// The seat of a request that names none: its active user is the device-wide active user of one-seat devices.
+    package internal(set) var defaultSeat = SeatConfiguration.defaultSeatName
+    /// The default seat's active user.
+    package var activeUserID: String? { self.seats.user(on: self.defaultSeat) }
     /// Users are kept boxed: a table of 100,000 users is then 100,000 pointers (the table has room for twice as many
     /// as it holds) rather than 100,000 inline records of 240 bytes, and the working and published states share the
     /// records of users that did not change.
@@ -76,7 +82,7 @@ package struct SessionState: Sendable {
         guard let previous = self.table.removeValue(forKey: userID)?.user else { return nil }
         self.reindex(from: previous, to: nil)
         self.order.markRemoved(isLive: self.isLive)
-        if self.activeUserID == userID { self.activeUserID = nil }
+        self.seats.clear(user: userID)
         return previous
     }
 
@@ -111,6 +117,12 @@ package struct SessionState: Sendable {
     /// The logged-in user who was active most recently: who takes over when the active user goes away.
     package mutating func mostRecentlyActiveLoggedInUser() -> String? {
         self.recency.newest(isLive: self.isActiveLive)?.userID
+    }
+
+    /// Who takes over a seat: the most recently active logged-in user who is not active on any seat.
+    package mutating func successor() -> String? {
+        let seats = self.seats
+        return self.recency.newest(isLive: self.isActiveLive) { seats.seat(of: $0.userID) == nil }?.userID
     }
 
     /// The provider's logged-in anonymous user (the most recently active one, should there be several).

@@ -32,8 +32,13 @@ package final class SessionView: Sendable {
     private struct Published {
         var state = SessionState()
         var tokens: [String: TokenView] = [:]
-        /// `current_user`'s result, encoded at the last change that touched it.
-        var currentUserJSON: [UInt8] = []
+        /// `current_user`'s result per seat, encoded at the first request after a change (a change moves the
+        /// generation every answer carries, so it empties the table).
+        var currentUserJSON: [String: [UInt8]] = [:]
+        /// Every known seat: where it comes from and whether it is there now.
+        var seatDirectory: [String: SeatEntry] = [:]
+        /// Whether answers name their seat (`SeatConfiguration.namesSeats`).
+        var namesSeats = false
         /// The whole `list_users` result of a small device, encoded at the first request after a change.
         var listJSON: [UInt8]?
         /// The last `access_token` answer: a program asking for the active user's token in a loop gets these bytes
@@ -50,28 +55,86 @@ package final class SessionView: Sendable {
         var json: [UInt8]
     }
 
+    /// A seat as `list_seats` shows it, without its active user (that is in the state).
+    package struct SeatEntry: Sendable, Hashable {
+        package var source: SeatConfiguration.Source
+        package var present: Bool
+
+        package init(source: SeatConfiguration.Source, present: Bool) {
+            self.source = source
+            self.present = present
+        }
+    }
+
     private let published = Mutex(Published())
     private let clock: any SessionClock
 
     package init(clock: any SessionClock) {
         self.clock = clock
-        self.published.withLock { $0.currentUserJSON = Self.encodeCurrentUser($0) }
     }
 
     // MARK: - Reads
 
     package var generation: Int64 { self.published.withLock { $0.state.generation } }
 
-    /// `current_user`'s result as JSON bytes (without the envelope).
-    package func currentUserJSON() -> [UInt8] {
-        self.published.withLock { $0.currentUserJSON }
+    /// `current_user`'s result for a seat (nil: the default seat) as JSON bytes (without the envelope): encoded once
+    /// per change and seat.
+    package func currentUserJSON(seat: String? = nil) -> [UInt8] {
+        self.published.withLock { published in
+            let seat = seat ?? published.state.defaultSeat
+            if let cached = published.currentUserJSON[seat] { return cached }
+            let bytes = Self.encodeCurrentUser(published, seat: seat)
+            published.currentUserJSON[seat] = bytes
+            return bytes
+        }
     }
 
-    package func currentUser() -> CurrentUserRequest.Result {
+    package func currentUser(seat: String? = nil) -> CurrentUserRequest.Result {
         self.published.withLock { published in
-            CurrentUserRequest.Result(
+            let seat = seat ?? published.state.defaultSeat
+            return CurrentUserRequest.Result(
                 generation: published.state.generation,
-                user: published.state.activeUserID.flatMap { Self.info($0, in: published) }
+                seat: published.namesSeats ? seat : nil,
+                user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) }
+            )
+        }
+    }
+
+    /// The default seat's name.
+    package var defaultSeat: String { self.published.withLock { $0.state.defaultSeat } }
+
+    /// Whether a request may name this seat: it is configured, known to logind, or has state.
+    package func isKnown(seat: String) -> Bool {
+        self.published.withLock { $0.seatDirectory[seat] != nil || $0.state.seats.user(on: seat) != nil }
+    }
+
+    /// The seat a user is active on, if any.
+    package func seat(of userID: String) -> String? {
+        self.published.withLock { $0.state.seats.seat(of: userID) }
+    }
+
+    /// The active user of a seat (nil: the default seat).
+    package func activeUser(on seat: String? = nil) -> String? {
+        self.published.withLock { $0.state.seats.user(on: seat ?? $0.state.defaultSeat) }
+    }
+
+    /// `list_seats`: every known seat, by name.
+    package func listSeats() -> ListSeatsRequest.Result {
+        self.published.withLock { published in
+            var names = Set(published.seatDirectory.keys)
+            names.formUnion(published.state.seats.all.keys)
+            return ListSeatsRequest.Result(
+                generation: published.state.generation,
+                defaultSeat: published.state.defaultSeat,
+                seats: names.sorted().map { name in
+                    let entry = published.seatDirectory[name]
+                    return SeatInfo(
+                        name: name,
+                        source: (entry?.source ?? .config).rawValue,
+                        present: entry?.present ?? false,
+                        userID: published.state.seats.user(on: name)
+                    )
+                }
             )
         }
     }
@@ -132,11 +195,13 @@ package final class SessionView: Sendable {
     /// registry can answer (a refresh is needed first, the user is logged out or unknown).
     package func freshTokenJSON(
         userID: String?,
+        seat: String? = nil,
         minValidSeconds: Int64
     ) -> (userID: String, expiresAt: Timestamp, json: [UInt8])? {
         let now = self.clock.now()
         return self.published.withLock { published in
-            guard let id = userID ?? published.state.activeUserID, let user = published.state[id],
+            guard let id = userID ?? published.state.seats.user(on: seat ?? published.state.defaultSeat),
+                let user = published.state[id],
                 user.state == .loggedIn, let tokens = user.tokens
             else { return nil }
             let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
@@ -168,6 +233,7 @@ package final class SessionView: Sendable {
 
     /// Counts for `status`.
     package func counts() -> (generation: Int64, loggedIn: Int, total: Int, activeUserID: String?, label: String?) {
+        // `status` reports the default seat's active user: the device-wide one of a one-seat device.
         self.published.withLock { published in
             let active = published.state.activeUserID.flatMap { published.state[$0] }
             return (
@@ -179,8 +245,14 @@ package final class SessionView: Sendable {
 
     // MARK: - Publishing (the registry only)
 
-    /// Publishes one committed change: the users it saved or deleted, the generation and the active user after it.
-    func publish(saved: some Sequence<User>, deleted: some Sequence<String>, generation: Int64, activeUserID: String?) {
+    /// Publishes one committed change: the users it saved or deleted, the generation and each seat's active user
+    /// after it.
+    func publish(
+        saved: some Sequence<User>,
+        deleted: some Sequence<String>,
+        generation: Int64,
+        seats: SeatAssignments
+    ) {
         self.published.withLock { published in
             for id in deleted {
                 published.state.remove(id)
@@ -188,8 +260,8 @@ package final class SessionView: Sendable {
             }
             for user in saved { published.state.put(user) }
             published.state.generation = generation
-            published.state.activeUserID = activeUserID
-            published.currentUserJSON = Self.encodeCurrentUser(published)
+            published.state.seats = seats
+            published.currentUserJSON.removeAll(keepingCapacity: true)
             published.listJSON = nil
         }
     }
@@ -199,8 +271,17 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             published.state = state
             published.tokens = [:]
-            published.currentUserJSON = Self.encodeCurrentUser(published)
+            published.currentUserJSON = [:]
             published.listJSON = nil
+        }
+    }
+
+    /// Publishes the seat directory (at start, and when logind adds or removes a seat).
+    func publish(seatDirectory: [String: SeatEntry], namesSeats: Bool) {
+        self.published.withLock { published in
+            published.seatDirectory = seatDirectory
+            if published.namesSeats != namesSeats { published.currentUserJSON = [:] }
+            published.namesSeats = namesSeats
         }
     }
 
@@ -209,7 +290,7 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             published.deadlines = deadlines
             published.listJSON = nil
-            published.currentUserJSON = Self.encodeCurrentUser(published)
+            published.currentUserJSON = [:]
         }
     }
 
@@ -219,18 +300,17 @@ package final class SessionView: Sendable {
             guard published.tokens[userID] != tokenView else { return }
             published.tokens[userID] = tokenView
             published.listJSON = nil
-            if published.state.activeUserID == userID {
-                published.currentUserJSON = Self.encodeCurrentUser(published)
-            }
+            if let seat = published.state.seats.seat(of: userID) { published.currentUserJSON[seat] = nil }
         }
     }
 
     // MARK: - Encoding
 
-    private static func encodeCurrentUser(_ published: Published) -> [UInt8] {
+    private static func encodeCurrentUser(_ published: Published, seat: String) -> [UInt8] {
         let result = CurrentUserRequest.Result(
             generation: published.state.generation,
-            user: published.state.activeUserID.flatMap { Self.info($0, in: published) }
+            seat: published.namesSeats ? seat : nil,
+            user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) }
         )
         var writer = WireWriter()
         result.write(to: &writer)
@@ -245,7 +325,7 @@ package final class SessionView: Sendable {
         UserInfo(
             user,
             status: published.tokens[user.id],
-            active: user.id == published.state.activeUserID,
+            active: published.state.seats.seat(of: user.id) != nil,
             deadlines: published.deadlines
         )
     }

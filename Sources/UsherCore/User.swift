@@ -90,10 +90,14 @@ package enum CredentialType {
 package struct PersistedSessions: Sendable {
     package var generation: Int64
     package var users: [User]
+    /// Each seat's active user as last committed; nil when the store has never recorded seats (a database from
+    /// before seats: the default seat then gets the most recently active user, as before).
+    package var seats: [String: String?]?
 
-    package init(generation: Int64, users: [User]) {
+    package init(generation: Int64, users: [User], seats: [String: String?]? = nil) {
         self.generation = generation
         self.users = users
+        self.seats = seats
     }
 }
 
@@ -109,6 +113,8 @@ package struct SessionChange: Sendable {
     /// Providers' writes that belong to this change (a rotated refresh grant): performed in the same transaction,
     /// which fails as a whole when one of them cannot be.
     package var pendingWrites: [any PendingWrite]
+    /// Seats whose active user this change sets (nil: none), by name.
+    package var seats: [String: String?] = [:]
 
     package init(
         generation: Int64?,

@@ -143,6 +143,8 @@ package struct Daemon {
             providers: parts.providers(for: self.configuration),
             defaultProvider: self.configuration.defaultProvider,
             configuration: self.configuration.registryConfiguration,
+            seats: self.configuration.seats,
+            leaseConfiguration: self.configuration.leases,
             clock: parts.clock,
             logger: self.logger
         )
@@ -158,9 +160,29 @@ package struct Daemon {
         self.logger.debug("start-up memory given back", metadata: ["code.bytes": "\(pagedOut)"])
 
         let tracker = ConnectionTracker()
+        let followsLogind = self.configuration.seats.source == .logind
+        if followsLogind {
+            for seat in Logind.seats() { await registry.seatAppeared(seat) }
+            if !Logind.canSeeOtherUsersProcesses {
+                // sd-login reads a peer's session from /proc/PID/cgroup, which ProtectProc=invisible hides.
+                self.logger.warning(
+                    "seats from logind: usherd cannot see other users' processes (ProtectProc=invisible?); their requests are about the default seat"
+                )
+            }
+        }
+        let seatOfPeer: @Sendable (PeerCredentials) -> String?
+        if followsLogind {
+            seatOfPeer = { peer in
+                let seat: String? = Logind.seat(ofPID: peer.pid)
+                return seat
+            }
+        } else {
+            seatOfPeer = { _ in nil }
+        }
         let settings = ServerSettings(
             limits: self.configuration.limits,
-            policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules)
+            policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules),
+            seatOfPeer: seatOfPeer
         )
         let auditLog = AuditLog(logger: self.logger)
         let throttle = LoginThrottle(settings: self.configuration.loginThrottle)
@@ -211,6 +233,14 @@ package struct Daemon {
                 )
             ),
         ]
+        if followsLogind {
+            services.append(
+                .init(
+                    service: LogindSeatMonitor(registry: registry, logger: self.logger),
+                    successTerminationBehavior: .ignore
+                )
+            )
+        }
         if let interval = Systemd.watchdogInterval() {
             self.logger.info("watchdog enabled", metadata: ["interval": "\(interval)"])
             services.append(.init(service: WatchdogService(interval: interval, registry: registry)))

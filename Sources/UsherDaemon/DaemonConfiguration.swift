@@ -45,6 +45,10 @@ package struct DaemonConfiguration: Sendable {
     package var accessRules: [AccessRule] = []
     /// `[login_throttle]`.
     package var loginThrottle = LoginThrottleSettings()
+    /// `[seats]`.
+    package var seats = SeatConfiguration()
+    /// `[leases]`.
+    package var leases = LeaseConfiguration()
     /// `[tokens] refresh_margin`.
     package var refreshMarginMilliseconds: Int64 = 5 * 60_000
     /// `[providers.NAME]`, sorted by name. Without any section, one local provider named `local`.
@@ -109,6 +113,17 @@ package struct DaemonConfiguration: Sendable {
         if var throttle = try root.section("login_throttle") {
             self.loginThrottle = try Self.loginThrottle(&throttle)
             try throttle.finish()
+        }
+        if var seats = try root.section("seats") {
+            self.seats = try Self.seats(&seats)
+            try seats.finish()
+        }
+        if var leases = try root.section("leases") {
+            self.leases.maximumDelayMilliseconds =
+                try leases.duration("max_delay", in: 0...LeaseConfiguration.maximumDelayLimitMilliseconds)
+                ?? self.leases.maximumDelayMilliseconds
+            self.leases.maximumPerUID = try leases.int("max_per_uid", in: 1...4096) ?? self.leases.maximumPerUID
+            try leases.finish()
         }
         if var tokens = try root.section("tokens") {
             self.refreshMarginMilliseconds =
@@ -182,10 +197,39 @@ package struct DaemonConfiguration: Sendable {
                 }
                 allow.insert(permission)
             }
+            let seats = try rule.stringArray("seats").map(Set.init)
+            if let seats, seats.isEmpty { throw rule.error("seats", "must name at least one seat (or be left out)") }
             try rule.finish()
-            rules.append(AccessRule(principal, allow: allow))
+            rules.append(AccessRule(principal, allow: allow, seats: seats))
         }
         return rules
+    }
+
+    private static func seats(_ section: inout ConfigSection) throws(ConfigurationError) -> SeatConfiguration {
+        var seats = SeatConfiguration()
+        if let source = try section.string("source") {
+            guard let parsed = SeatConfiguration.Source(rawValue: source) else {
+                throw section.error("source", "must be \"logind\" or \"config\"")
+            }
+            seats.source = parsed
+        }
+        seats.names = try section.stringArray("names") ?? []
+        seats.defaultSeat = try section.string("default") ?? seats.defaultSeat
+        for name in seats.names + [seats.defaultSeat] where !Self.isValidSeatName(name) {
+            throw section.error("names", "\"\(name.prefix(64))\" is not a seat name (1 to 64 of a-z A-Z 0-9 - _ .)")
+        }
+        return seats
+    }
+
+    /// Seat names as logind makes them (`seat0`, `seat-1`), and short readable ones (`rear-left`).
+    static func isValidSeatName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            }
     }
 
     private static func isValidProviderName(_ name: String) -> Bool {

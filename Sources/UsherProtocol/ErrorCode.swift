@@ -71,6 +71,17 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let rateLimited = ErrorCode("rate_limited")
     /// The daemon is stopping and takes no new changes (requests it was already answering finish).
     public static let shuttingDown = ErrorCode("shutting_down")
+    /// The user is active on another seat (`data.seat` names it); send `"move": true` to move them.
+    public static let userActiveElsewhere = ErrorCode("user_active_elsewhere")
+    /// A block lease holds the seat's active user in place; `data.holders` lists the leases. `"force": true` from a
+    /// peer with `manage` breaks them.
+    public static let inhibited = ErrorCode("inhibited")
+    /// The request names a seat the daemon does not know.
+    public static let seatNotFound = ErrorCode("seat_not_found")
+    /// `release`: this connection holds no lease with that id.
+    public static let leaseNotFound = ErrorCode("lease_not_found")
+    /// The peer's uid holds `leases.max_per_uid` leases already.
+    public static let tooManyLeases = ErrorCode("too_many_leases")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
@@ -78,6 +89,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
         .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited, .shuttingDown,
+        .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases,
     ]
 }
 

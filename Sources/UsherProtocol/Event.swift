@@ -7,6 +7,18 @@ public enum EventName: String, Sendable, Hashable, Codable, CaseIterable {
     case tokenRefreshed = "token_refreshed"
     case refreshFailed = "refresh_failed"
     case daemonStopping = "daemon_stopping"
+    case seatAdded = "seat_added"
+    case seatRemoved = "seat_removed"
+    /// Sent only to the holders of a delay lease on the seat (not to subscribers): a change waits for them.
+    case switchPending = "switch_pending"
+    /// Sent only to the holders of the leases it broke (not to subscribers).
+    case leaseBroken = "lease_broken"
+}
+
+extension EventName {
+    /// The events `subscribe` delivers when it names none: every event but those sent only to lease holders (naming
+    /// those is allowed, and delivers nothing: they go to the lease's connection, subscribed or not).
+    public static let subscribable: [EventName] = allCases.filter { $0 != .switchPending && $0 != .leaseBroken }
 }
 
 /// Why a user became logged out.
@@ -22,6 +34,9 @@ public enum LogoutReason: String, Sendable, Hashable, Codable {
 /// An event pushed to subscribers: `{"event": "<name>", "generation": <n>, "data": {...}}`.
 public struct Event: Sendable, Hashable, Codable {
     public var generation: Int64
+    /// The seat the event concerns (`data.seat`), for the events about one seat: `active_user_changed`, `seat_added`,
+    /// `seat_removed`, `switch_pending`, `lease_broken`. Nil for the others.
+    public var seat: String?
     public var payload: Payload
 
     public enum Payload: Sendable, Hashable {
@@ -32,10 +47,23 @@ public struct Event: Sendable, Hashable, Codable {
         case tokenRefreshed(userID: String, accessTokenExpiresAt: Timestamp)
         case refreshFailed(userID: String, code: ErrorCode, message: String, retryAt: Timestamp?)
         case daemonStopping
+        /// A seat appeared (logind), with where it comes from.
+        case seatAdded(source: String)
+        case seatRemoved
+        /// A change of the seat's active user waits for delay leases until `deadline`.
+        case switchPending(previousUserID: String?, userID: String?, deadline: Timestamp)
+        /// A lease stopped holding anything back: forced through, or the session it protected ended.
+        case leaseBroken(lease: String, reason: String)
     }
 
     public init(generation: Int64, _ payload: Payload) {
         self.generation = generation
+        self.payload = payload
+    }
+
+    public init(generation: Int64, seat: String?, _ payload: Payload) {
+        self.generation = generation
+        self.seat = seat
         self.payload = payload
     }
 
@@ -48,6 +76,10 @@ public struct Event: Sendable, Hashable, Codable {
         case .tokenRefreshed: .tokenRefreshed
         case .refreshFailed: .refreshFailed
         case .daemonStopping: .daemonStopping
+        case .seatAdded: .seatAdded
+        case .seatRemoved: .seatRemoved
+        case .switchPending: .switchPending
+        case .leaseBroken: .leaseBroken
         }
     }
 
@@ -63,6 +95,7 @@ public struct Event: Sendable, Hashable, Codable {
         case accessTokenExpiresAt = "access_token_expires_at"
         case code, message
         case retryAt = "retry_at"
+        case seat, source, deadline, lease
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -91,7 +124,19 @@ public struct Event: Sendable, Hashable, Codable {
             try data.encode(retryAt, forKey: .retryAt)
         case .daemonStopping:
             break
+        case .seatAdded(let source):
+            try data.encode(source, forKey: .source)
+        case .seatRemoved:
+            break
+        case .switchPending(let previous, let current, let deadline):
+            try data.encode(previous, forKey: .previousUserID)
+            try data.encode(current, forKey: .userID)
+            try data.encode(deadline, forKey: .deadline)
+        case .leaseBroken(let lease, let reason):
+            try data.encode(lease, forKey: .lease)
+            try data.encode(reason, forKey: .reason)
         }
+        try data.encodeIfPresent(self.seat, forKey: .seat)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -99,6 +144,7 @@ public struct Event: Sendable, Hashable, Codable {
         let name = try container.decode(EventName.self, forKey: .event)
         self.generation = try container.decode(Int64.self, forKey: .generation)
         let data = try container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
+        self.seat = try data.decodeIfPresent(String.self, forKey: .seat)
         switch name {
         case .userLoggedIn:
             self.payload = .userLoggedIn(user: try data.decode(UserInfo.self, forKey: .user))
@@ -128,6 +174,21 @@ public struct Event: Sendable, Hashable, Codable {
             )
         case .daemonStopping:
             self.payload = .daemonStopping
+        case .seatAdded:
+            self.payload = .seatAdded(source: try data.decode(String.self, forKey: .source))
+        case .seatRemoved:
+            self.payload = .seatRemoved
+        case .switchPending:
+            self.payload = .switchPending(
+                previousUserID: try data.decodeIfPresent(String.self, forKey: .previousUserID),
+                userID: try data.decodeIfPresent(String.self, forKey: .userID),
+                deadline: try data.decode(Timestamp.self, forKey: .deadline)
+            )
+        case .leaseBroken:
+            self.payload = .leaseBroken(
+                lease: try data.decode(String.self, forKey: .lease),
+                reason: try data.decode(String.self, forKey: .reason)
+            )
         }
     }
 }

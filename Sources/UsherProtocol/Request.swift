@@ -65,6 +65,10 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case status
     case loginBegin = "login_begin"
     case loginWait = "login_wait"
+    case listSeats = "list_seats"
+    case inhibit
+    case release
+    case listLeases = "list_leases"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.
@@ -201,6 +205,17 @@ public struct Params: Sendable, Hashable {
         guard let value = self.present(key) else { throw ResponseError(.invalidParams, "params.\(key) is required") }
         guard case .object(let object) = value else { throw Self.wrongType(key, "an object", value) }
         return object
+    }
+
+    public func optionalBool(_ key: String) throws(ResponseError) -> Bool? {
+        guard let value = self.present(key) else { return nil }
+        guard case .bool(let bool) = value else { throw Self.wrongType(key, "a boolean", value) }
+        return bool
+    }
+
+    /// Sets `key` when `value` is true (a false flag is the default and is not sent).
+    public mutating func set(_ key: String, flag value: Bool) {
+        if value { self.values[key] = .bool(true) }
     }
 
     public func optionalStringArray(_ key: String) throws(ResponseError) -> [String]? {

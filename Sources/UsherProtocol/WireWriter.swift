@@ -131,6 +131,10 @@ extension CurrentUserRequest.Result {
     public func write(to writer: inout WireWriter) {
         writer.raw("{\"generation\":")
         writer.integer(self.generation)
+        if let seat = self.seat {
+            writer.raw(",\"seat\":")
+            writer.string(seat)
+        }
         writer.raw(",\"user\":")
         writer.optional(self.user) { $1.write(to: &$0) }
         writer.raw("}")

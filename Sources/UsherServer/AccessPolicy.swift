@@ -17,8 +17,8 @@ package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
     package static func required(for method: UsherProtocol.Method) -> Permission? {
         switch method {
         case .hello: nil
-        case .providers, .currentUser, .listUsers, .subscribe, .status, .jwks: .read
-        case .accessToken, .refresh: .token
+        case .providers, .currentUser, .listUsers, .subscribe, .status, .jwks, .listSeats, .listLeases: .read
+        case .accessToken, .refresh, .inhibit, .release: .token
         case .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .createAPIKey,
             .listAPIKeys, .deleteAPIKey:
             .manage
@@ -63,10 +63,13 @@ package struct AccessRule: Sendable, Hashable {
 
     package var principal: Principal
     package var allow: Set<Permission>
+    /// `seats = [...]`: the rule grants its permissions only for requests about these seats; nil: every seat.
+    package var seats: Set<String>?
 
-    package init(_ principal: Principal, allow: Set<Permission>) {
+    package init(_ principal: Principal, allow: Set<Permission>, seats: Set<String>? = nil) {
         self.principal = principal
         self.allow = allow
+        self.seats = seats
     }
 
     func matches(_ peer: PeerCredentials) -> Bool {
@@ -99,10 +102,18 @@ package struct AccessPolicy: Sendable, Hashable {
     /// Every permission, built once: the privileged peers' answer on every request.
     private static let everything = Set(Permission.allCases)
 
-    package func permissions(for peer: PeerCredentials) -> Set<Permission> {
+    /// The permissions of a peer for a request about `seat` (nil: a request about no seat in particular, or the
+    /// default seat's when rules name seats: see `hasSeatRules`).
+    package func permissions(for peer: PeerCredentials, seat: String? = nil) -> Set<Permission> {
         if self.isPrivileged(peer) { return Self.everything }
         var granted = Set<Permission>()
-        for rule in self.rules where rule.matches(peer) { granted.formUnion(rule.allow) }
+        for rule in self.rules where rule.matches(peer) {
+            if let seats = rule.seats, !seats.contains(seat ?? "") { continue }
+            granted.formUnion(rule.allow)
+        }
         return granted
     }
+
+    /// Whether some rule is scoped to seats: only then does a request's seat matter to its permissions.
+    package var hasSeatRules: Bool { self.rules.contains { $0.seats != nil } }
 }

@@ -26,8 +26,9 @@ extension Dispatcher {
         do {
             switch pending.method {
             case .currentUser:
-                _ = try CurrentUserRequest(params: params)
-                return WireWriter.responseLine(id: id, resultJSON: view.currentUserJSON())
+                let typed = try CurrentUserRequest(params: params)
+                let seat = try self.seat(typed.seat, context)
+                return WireWriter.responseLine(id: id, resultJSON: view.currentUserJSON(seat: seat))
             case .listUsers:
                 let typed = try ListUsersRequest(params: params)
                 guard typed.limit != nil else {
@@ -42,7 +43,9 @@ extension Dispatcher {
             case .accessToken:
                 let typed = try AccessTokenRequest(params: params)
                 let minimum = typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
-                guard let answer = view.freshTokenJSON(userID: typed.userID, minValidSeconds: minimum) else {
+                let seat = try self.seat(typed.seat, context)
+                guard let answer = view.freshTokenJSON(userID: typed.userID, seat: seat, minValidSeconds: minimum)
+                else {
                     return nil
                 }
                 self.audit(

@@ -22,24 +22,37 @@ package struct Dispatcher: Sendable {
         package var logger: Logger
         /// Closes the connection (a subscriber that stopped reading is disconnected).
         package var close: @Sendable () -> Void
+        /// Unique per connection: the leases it takes are its own.
+        package var connectionID: UInt64
+        /// The peer's seat as logind sees it, resolved once when the connection was accepted (`[seats] source =
+        /// "logind"`); nil: the default seat.
+        package var seat: String?
+        /// Writes an event line to this connection (`switch_pending`, `lease_broken` to a lease holder).
+        package var notify: @Sendable ([UInt8]) -> Void
 
         package init(
             peer: PeerCredentials,
             executable: String? = nil,
             logger: Logger,
-            close: @escaping @Sendable () -> Void = {}
+            close: @escaping @Sendable () -> Void = {},
+            connectionID: UInt64 = 0,
+            seat: String? = nil,
+            notify: @escaping @Sendable ([UInt8]) -> Void = { _ in }
         ) {
             self.peer = peer
             self.executable = executable
             self.logger = logger
             self.close = close
+            self.connectionID = connectionID
+            self.seat = seat
+            self.notify = notify
         }
     }
 
     /// The methods whose every call leaves an audit record.
     static let audited: Set<Method> = [
         .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .accessToken, .refresh,
-        .createAPIKey, .deleteAPIKey,
+        .createAPIKey, .deleteAPIKey, .inhibit, .release,
     ]
 
     package let registry: SessionRegistry
@@ -120,7 +133,12 @@ package struct Dispatcher: Sendable {
                 )
             )
         }
-        let permissions = self.settings.policy.permissions(for: context.peer)
+        let policy = self.settings.policy
+        // Only a policy with seat-scoped rules looks at the request's seat (a scan of its params for one key).
+        let permissions =
+            policy.hasSeatRules
+            ? policy.permissions(for: context.peer, seat: self.permissionSeat(head, context))
+            : policy.permissions(for: context.peer)
         if let required = Permission.required(for: method), !permissions.contains(required) {
             self.audit(
                 method.rawValue,
@@ -152,7 +170,15 @@ package struct Dispatcher: Sendable {
         do {
             let (outcome, userID, tokenExpiresAt) = try await self.answer(method, request, pending.permissions, context)
             if Self.audited.contains(method) {
-                self.audit(method.rawValue, userID: userID, outcome: "ok", tokenExpiresAt: tokenExpiresAt, context)
+                // A change sent with `force` is recorded as such: it may have broken block leases.
+                let forced = request.params["force"] == .bool(true)
+                self.audit(
+                    method.rawValue,
+                    userID: userID,
+                    outcome: forced ? "forced" : "ok",
+                    tokenExpiresAt: tokenExpiresAt,
+                    context
+                )
             }
             return outcome
         } catch {
@@ -184,6 +210,10 @@ package struct Dispatcher: Sendable {
     ) async throws -> (Outcome, String?, Timestamp?) {
         let id = request.id
         let params = request.params
+        if let seat = context.seat, !self.registry.view.isKnown(seat: seat) {
+            // logind put the caller on a seat its monitor has not reported yet: logind is the authority on seats.
+            await self.registry.seatAppeared(seat)
+        }
         func reply(
             _ result: some Encodable,
             user: String? = nil,
@@ -219,8 +249,15 @@ package struct Dispatcher: Sendable {
             )
         case .login:
             let typed = try LoginRequest(params: params)
+            let seat = try self.seat(typed.seat, context)
             let result = try await self.throttle.login(credentials: typed.credentials, peer: context.peer.uid) {
-                try await self.registry.login(provider: typed.provider, credentials: typed.credentials)
+                try await self.registry.login(
+                    provider: typed.provider,
+                    credentials: typed.credentials,
+                    seat: seat,
+                    move: typed.move,
+                    force: typed.force
+                )
             }
             return reply(result, user: result.user.id)
         case .loginBegin:
@@ -234,11 +271,16 @@ package struct Dispatcher: Sendable {
             )
         case .loginWait:
             let typed = try LoginWaitRequest(params: params)
-            let result = try await self.registry.loginWait(loginID: typed.loginID)
+            let result = try await self.registry.loginWait(
+                loginID: typed.loginID,
+                seat: try self.seat(typed.seat, context),
+                move: typed.move,
+                force: typed.force
+            )
             return reply(result, user: result.user.id)
         case .currentUser:
-            _ = try CurrentUserRequest(params: params)
-            return reply(await self.registry.currentUser())
+            let typed = try CurrentUserRequest(params: params)
+            return reply(self.registry.view.currentUser(seat: try self.seat(typed.seat, context)))
         case .listUsers:
             // A list too long to answer on the event loop (see `answerRead`): taken from the published state here, off
             // the loop, and written a piece at a time.
@@ -247,25 +289,36 @@ package struct Dispatcher: Sendable {
             return (.streamed(ListLineChunks(id: id, result: result)), nil, nil)
         case .switchUser:
             let typed = try SwitchUserRequest(params: params)
-            let result = try await self.registry.switchUser(to: typed.userID, ifGeneration: typed.ifGeneration)
+            let result = try await self.registry.switchUser(
+                to: typed.userID,
+                ifGeneration: typed.ifGeneration,
+                seat: try self.seat(typed.seat, context),
+                move: typed.move,
+                force: typed.force
+            )
             return reply(result, user: result.user.id)
         case .logout:
             let typed = try LogoutRequest(params: params)
-            let result = try await self.registry.logout(userID: typed.userID)
+            let result = try await self.registry.logout(
+                userID: typed.userID,
+                seat: try self.seat(typed.seat, context),
+                force: typed.force
+            )
             return reply(result, user: result.user.id)
         case .removeUser:
             let typed = try RemoveUserRequest(params: params)
-            return reply(try await self.registry.removeUser(typed.userID), user: typed.userID)
+            return reply(try await self.registry.removeUser(typed.userID, force: typed.force), user: typed.userID)
         case .accessToken:
             let typed = try AccessTokenRequest(params: params)
             let result = try await self.registry.accessToken(
                 userID: typed.userID,
-                minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
+                minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity,
+                seat: try self.seat(typed.seat, context)
             )
             return reply(result, user: result.userID, tokenExpiresAt: result.expiresAt)
         case .refresh:
             let typed = try RefreshRequest(params: params)
-            let result = try await self.registry.refresh(userID: typed.userID)
+            let result = try await self.registry.refresh(userID: typed.userID, seat: try self.seat(typed.seat, context))
             return reply(result, user: result.userID)
         case .createAPIKey:
             let typed = try CreateAPIKeyRequest(params: params)
@@ -286,20 +339,26 @@ package struct Dispatcher: Sendable {
             let filter = typed.events.map(Set.init)
             let logger = context.logger
             let close = context.close
+            for seat in typed.seats ?? [] where !self.registry.view.isKnown(seat: seat) {
+                throw SessionError.seatNotFound(seat)
+            }
             let (generation, subscription) = await self.registry.subscribeLines(
                 filter: filter,
+                seats: typed.seats.map(Set.init),
                 maximumPendingBytes: self.settings.limits.maximumPendingBytes,
                 onOverflow: {
                     logger.warning("subscriber stopped reading; disconnecting it (limits.max_pending_bytes)")
                     close()
                 }
             )
-            let subscribed = typed.events ?? EventName.allCases
+            let subscribed = typed.events ?? EventName.subscribable
             let response = LineCodec.encodeResult(
                 id: id,
                 SubscribeRequest.Result(generation: generation, subscribed: subscribed)
             )
             return (.subscribed(response: response, subscription: subscription), nil, nil)
+        case .listSeats, .inhibit, .release, .listLeases:
+            return try await self.answerSeatsAndLeases(method, request, context)
         case .status:
             _ = try StatusRequest(params: params)
             let snapshot = await self.registry.snapshot()

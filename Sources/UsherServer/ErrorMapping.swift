@@ -33,6 +33,24 @@ extension ResponseError {
                 self.init(.invalidParams, "params.after is not a cursor this daemon issued (pass a page's next)")
             case .notReady, .stopping:
                 self.init(.shuttingDown, "usherd is stopping; try again once it is back")
+            case .userActiveElsewhere(let userID, let seat):
+                self.init(
+                    .userActiveElsewhere,
+                    "user \(userID) is active on seat \(seat); send \"move\": true to move them",
+                    data: ["seat": .string(seat)]
+                )
+            case .inhibited(let seat, let holders):
+                self.init(
+                    .inhibited,
+                    "\(holders.count) lease(s) hold the active user of seat \(seat) in place",
+                    data: ["seat": .string(seat), "holders": .array(holders.map(\.jsonValue))]
+                )
+            case .seatNotFound(let seat):
+                self.init(.seatNotFound, "no seat named \"\(seat.prefix(64))\"")
+            case .leaseNotFound(let lease):
+                self.init(.leaseNotFound, "this connection holds no lease \"\(lease.prefix(64))\"")
+            case .tooManyLeases(let limit):
+                self.init(.tooManyLeases, "this uid holds \(limit) leases already (leases.max_per_uid)")
             }
         case let error as ProviderError:
             switch error {

@@ -96,6 +96,7 @@ final class RequestHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         self.unsubscribe()
+        self.dispatcher.connectionClosed(self.dispatcherContext)
         self.queued.removeAll()
         context.fireChannelInactive()
     }

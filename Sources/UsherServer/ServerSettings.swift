@@ -41,9 +41,17 @@ package final class ServerSettings: Sendable {
     }
 
     private let state: Mutex<State>
+    /// The seat of a newly accepted peer (logind's, with `[seats] source = "logind"`), asked once per connection;
+    /// nil: the default seat.
+    package let seatOfPeer: @Sendable (PeerCredentials) -> String?
 
-    package init(limits: ServerLimits, policy: AccessPolicy) {
+    package init(
+        limits: ServerLimits,
+        policy: AccessPolicy,
+        seatOfPeer: @escaping @Sendable (PeerCredentials) -> String? = { _ in nil }
+    ) {
         self.state = Mutex(State(limits: limits, policy: policy))
+        self.seatOfPeer = seatOfPeer
     }
 
     package var limits: ServerLimits {

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 import UsherCore
 import UsherFraming
 import UsherProtocol
@@ -159,7 +160,15 @@ package final class SocketServer: Service {
             peer: peer,
             executable: KernelPeer.executable(of: peer.pid),
             logger: logger,
-            close: { channel.close(promise: nil) }
+            close: { channel.close(promise: nil) },
+            connectionID: Self.connectionNumbers.add(1, ordering: .relaxed).newValue,
+            seat: settings.seatOfPeer(peer),
+            notify: { line in
+                // Whole lines, each in one write: NIO never interleaves two writes' bytes.
+                var buffer = channel.allocator.buffer(capacity: line.count)
+                buffer.writeBytes(line)
+                channel.writeAndFlush(buffer, promise: nil)
+            }
         )
         let operations = channel.pipeline.syncOperations
         try operations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limits.maximumLineBytes)))
@@ -197,6 +206,9 @@ package final class SocketServer: Service {
         self.tracker.closeInputs(grace: Self.shutdownGrace)
         await self.tracker.allClosed()
     }
+
+    /// Numbers connections for the daemon's life (leases belong to the connection that took them).
+    private static let connectionNumbers = Atomic<UInt64>(0)
 
     /// The last line a subscriber whose `read` permission was revoked receives (an error with a null id: it answers
     /// no request of the peer's).

@@ -64,6 +64,14 @@ extension AppDatabase {
             // 100,000 users.
             try db.create(index: "user_added_generation", on: "user", columns: ["added_generation"])
         }
+        migrator.registerMigration("v3-seats") { db in
+            // Each seat's active user (issue 14). Before it, the one active user was the most recently active one;
+            // an empty table means that (see `loadSessions`). A row with a null user is a seat known to have none.
+            try db.create(table: "seat") { t in
+                t.primaryKey("name", .text)
+                t.column("user_id", .text)
+            }
+        }
         return migrator
     }
 }

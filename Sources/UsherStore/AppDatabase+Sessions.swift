@@ -23,7 +23,12 @@ extension AppDatabase: SessionStore {
                 if self.cipher != nil && record.holdsPlaintextSecrets { unsealed.append(users.count) }
                 users.append(try record.user(opening: opener))
             }
-            return (PersistedSessions(generation: generation, users: users), unsealed)
+            var seats: [String: String?] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT name, user_id FROM seat") {
+                seats[row["name"] as String] = .some(row["user_id"] as String?)
+            }
+            let sessions = PersistedSessions(generation: generation, users: users, seats: seats.isEmpty ? nil : seats)
+            return (sessions, unsealed)
         }
         if !unsealed.isEmpty { try await self.seal(unsealed.map { sessions.users[$0] }) }
         return sessions
@@ -64,6 +69,13 @@ extension AppDatabase: SessionStore {
             }
             if !change.deleted.isEmpty {
                 try UserRecord.deleteAll(db, keys: change.deleted)
+            }
+            for (seat, userID) in change.seats {
+                try db.execute(
+                    sql:
+                        "INSERT INTO seat (name, user_id) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET user_id = excluded.user_id",
+                    arguments: [seat, userID]
+                )
             }
             for user in change.saved {
                 guard let previous = change.previous[user.id] else {

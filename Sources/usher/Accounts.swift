@@ -98,6 +98,9 @@ extension Usher {
         @Option(help: "The provider (default: the daemon's default provider).")
         var provider: String?
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         @Option(help: "Log in with this email and a password.")
         var email: String?
 
@@ -193,7 +196,7 @@ extension Usher {
                 return try await self.runWithoutMode()
             }
             // Secrets are read before connecting: a person typing does not hold a connection open.
-            let request: LoginRequest
+            var request: LoginRequest
             if let username = self.username {
                 let password =
                     self.passwordStdin

@@ -38,8 +38,10 @@ extension Usher.Login {
         )
     }
 
-    /// Sends `request` and prints the user logged in.
+    /// Sends `request` (on `--seat`) and prints the user logged in.
     func logIn(_ request: LoginRequest) async throws {
+        var request = request
+        request.seat = self.seat
         try await self.options.withSession { session in
             let result = try await session.perform(request)
             guard !session.json else { return }

@@ -46,7 +46,9 @@ extension Usher.Login {
                 "redirect_uri": .string(redirectURI), "state": .string(state),
             ]
             try await self.options.withSession { session in
-                let result = try await session.perform(LoginRequest(provider: self.provider, credentials: credentials))
+                var request = LoginRequest(provider: self.provider, credentials: credentials)
+                request.seat = self.seat
+                let result = try await session.perform(request)
                 guard !session.json else { return }
                 Output.lines(Format.userFields(result.user))
             }
@@ -108,7 +110,7 @@ extension Usher.Login {
             let countdown = Terminal.isTerminal(STDERR_FILENO)
             if !countdown { Output.error("Waiting until \(Format.time(expiresAt)) (Ctrl-C to cancel)...") }
             let result = try await withThrowingTaskGroup(of: LoginWaitRequest.Result?.self) { group in
-                group.addTask { try await session.perform(LoginWaitRequest(loginID: loginID)) }
+                group.addTask { try await session.perform(LoginWaitRequest(loginID: loginID, seat: self.seat)) }
                 if countdown {
                     // On a terminal, the time left runs down on one line, rewritten every second.
                     group.addTask {

@@ -18,6 +18,9 @@ struct TokenOptions: ParsableArguments {
     )
     var minValid: Int64?
 
+    @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+    var seat: String?
+
     /// `90`, `90s`, `10m`, `1h`, `1d` (the configuration's durations; `ms` rounds up to whole seconds) in seconds.
     static func seconds(parsing text: String) throws -> Int64 {
         if text.hasPrefix("-") {
@@ -46,7 +49,7 @@ struct TokenOptions: ParsableArguments {
     /// A token as `access_token` gives it, or the error that says why there is none.
     func token(on connection: BlockingConnection) throws -> (result: AccessTokenRequest.Result, json: JSONValue) {
         try connection.sendReturningJSON(
-            AccessTokenRequest(userID: try self.userID(on: connection), minValid: self.minValid)
+            AccessTokenRequest(userID: try self.userID(on: connection), minValid: self.minValid, seat: self.seat)
         )
     }
 }

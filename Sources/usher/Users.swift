@@ -15,12 +15,14 @@ extension Usher {
         @Flag(name: .shortAndLong, help: "Print nothing; only the exit status says whether a user is logged in.")
         var quiet = false
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         func run() async throws {
             try await self.options.withSession { session in
+                let request = CurrentUserRequest(seat: self.seat)
                 let current =
-                    self.quiet
-                    ? try await session.client.send(CurrentUserRequest())
-                    : try await session.perform(CurrentUserRequest())
+                    self.quiet ? try await session.client.send(request) : try await session.perform(request)
                 guard let user = current.user else {
                     if !self.quiet && !session.json { Output.error("No user is logged in.") }
                     throw ExitCode(Usher.Exit.notLoggedIn)
@@ -129,10 +131,19 @@ extension Usher {
         @Argument(help: "The user's id or email.", completion: UserCompletion.kind)
         var user: String
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
+        @Flag(help: "Move the user here when they are active on another seat.")
+        var move = false
+
         func run() async throws {
             try await self.options.withSession { session in
                 let userID = try await session.userID(for: self.user)
-                let result = try await session.perform(SwitchUserRequest(userID: userID))
+                var request = SwitchUserRequest(userID: userID)
+                request.seat = self.seat
+                request.move = self.move
+                let result = try await session.perform(request)
                 guard !session.json else { return }
                 Output.lines(Format.userFields(result.user))
             }
@@ -151,6 +162,9 @@ extension Usher {
         @Argument(help: "The user's id or email (default: the active user).", completion: UserCompletion.kind)
         var user: String?
 
+        @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
+        var seat: String?
+
         func run() async throws {
             try await self.options.withSession { session in
                 // Looked at first, so that logging out someone already logged out says so.
@@ -164,7 +178,7 @@ extension Usher {
                     return
                 }
                 let userID = try await session.userID(for: self.user)
-                let result = try await session.perform(LogoutRequest(userID: userID))
+                let result = try await session.perform(LogoutRequest(userID: userID, seat: self.seat))
                 guard !session.json else { return }
                 if result.user.state == .removed {
                     Output.line("Removed anonymous user \(result.user.id).")

@@ -19,6 +19,11 @@ extension Usher {
         )
         var events: [String] = []
 
+        @Option(
+            help: ArgumentHelp("Only events about these seats, comma-separated (default: all).", valueName: "seats")
+        )
+        var seat: [String] = []
+
         func validate() throws {
             _ = try self.eventNames()
         }
@@ -40,7 +45,8 @@ extension Usher {
         func run() async throws {
             let names = try self.eventNames()
             try await self.options.withSession { session in
-                _ = try await session.client.subscribe(events: names)
+                let seats = self.seat.flatMap { $0.split(separator: ",") }.map { Text.trimmingWhitespace($0) }
+                _ = try await session.client.send(SubscribeRequest(events: names, seats: seats.isEmpty ? nil : seats))
                 // Users are named by email (or name) rather than by id: the users on the device now, and each one
                 // that logs in from here on.
                 var known: [String: String] = [:]
@@ -87,10 +93,17 @@ extension Usher {
                 details =
                     "\(who(userID))  \(Terminal.escaped(message)) (\(code))"
                     + (retryAt.map { "  retry at \(Format.time($0))" } ?? "")
-            case .daemonStopping:
+            case .daemonStopping, .seatRemoved:
                 details = ""
+            case .seatAdded(let source):
+                details = "(\(source))"
+            case .switchPending(let previous, let current, let deadline):
+                details = "\(previous.map(who) ?? "none") -> \(current.map(who) ?? "none")  by \(Format.time(deadline))"
+            case .leaseBroken(let lease, let reason):
+                details = "\(lease) (\(Terminal.escaped(reason)))"
             }
-            return details.isEmpty ? line : line + "  " + details
+            let seat = event.seat.map { "[\($0)] " } ?? ""
+            return details.isEmpty && seat.isEmpty ? line : line + "  " + seat + details
         }
     }
 }

@@ -261,7 +261,8 @@ struct GoldenJSONTests {
             SubscribeRequest.Result(generation: 21, subscribed: EventName.allCases),
             id: .int(21),
             #"{"id":21,"result":{"generation":21,"subscribed":["user_logged_in","active_user_changed","#
-                + #""user_logged_out","user_removed","token_refreshed","refresh_failed","daemon_stopping"]}}"# + "\n"
+                + #""user_logged_out","user_removed","token_refreshed","refresh_failed","daemon_stopping","#
+                + #""seat_added","seat_removed","switch_pending","lease_broken"]}}"# + "\n"
         )
     }
 
@@ -380,6 +381,7 @@ struct GoldenJSONTests {
                 "user_not_found", "user_logged_out", "no_active_user", "conflict", "permission_denied",
                 "api_key_not_found", "provider_unavailable", "too_many_connections", "internal", "provider_error",
                 "access_denied", "expired_token", "provider_misconfigured", "rate_limited", "shutting_down",
+                "user_active_elsewhere", "inhibited", "seat_not_found", "lease_not_found", "too_many_leases",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)
@@ -520,6 +522,10 @@ struct GoldenJSONTests {
             Event(generation: 0, .tokenRefreshed(userID: "u", accessTokenExpiresAt: Fixtures.t0)),
             Event(generation: 0, .refreshFailed(userID: "u", code: .internal, message: "", retryAt: nil)),
             Event(generation: 0, .daemonStopping),
+            Event(generation: 0, seat: "s", .seatAdded(source: "logind")),
+            Event(generation: 0, seat: "s", .seatRemoved),
+            Event(generation: 0, seat: "s", .switchPending(previousUserID: nil, userID: nil, deadline: Fixtures.t0)),
+            Event(generation: 0, seat: "s", .leaseBroken(lease: "l_1", reason: "forced")),
         ]
         #expect(events.map(\.name) == EventName.allCases)
     }

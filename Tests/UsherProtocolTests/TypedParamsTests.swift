@@ -12,7 +12,8 @@ struct TypedParamsTests {
             CurrentUserRequest.self, ListUsersRequest.self, SwitchUserRequest.self, LogoutRequest.self,
             RemoveUserRequest.self, AccessTokenRequest.self, RefreshRequest.self, CreateAPIKeyRequest.self,
             ListAPIKeysRequest.self, DeleteAPIKeyRequest.self, JWKSRequest.self, SubscribeRequest.self,
-            StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self,
+            StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self, ListSeatsRequest.self,
+            InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -23,7 +24,8 @@ struct TypedParamsTests {
             Method.allCases.map(\.rawValue) == [
                 "hello", "providers", "register", "login", "current_user", "list_users", "switch_user", "logout",
                 "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
-                "jwks", "subscribe", "status", "login_begin", "login_wait",
+                "jwks", "subscribe", "status", "login_begin", "login_wait", "list_seats", "inhibit", "release",
+                "list_leases",
             ]
         )
     }

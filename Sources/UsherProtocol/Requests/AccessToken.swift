@@ -8,21 +8,26 @@ public struct AccessTokenRequest: UsherRequest {
     public var userID: String?
     /// How many seconds the returned token must stay valid at least (capped at what a fresh token can give).
     public var minValid: Int64?
+    /// The seat whose active user is meant when `user_id` is absent. Default: the caller's seat, else the default.
+    public var seat: String?
 
-    public init(userID: String? = nil, minValid: Int64? = nil) {
+    public init(userID: String? = nil, minValid: Int64? = nil, seat: String? = nil) {
         self.userID = userID
         self.minValid = minValid
+        self.seat = seat
     }
 
     public init(params: Params) throws(ResponseError) {
         self.userID = try params.optionalString("user_id")
         self.minValid = try params.optionalInt("min_valid", in: 0...(366 * 86_400))
+        self.seat = try params.optionalString("seat")
     }
 
     public var params: Params {
         var params = Params()
         params.set("user_id", self.userID)
         params.set("min_valid", self.minValid)
+        params.set("seat", self.seat)
         return params
     }
 

@@ -1,24 +1,39 @@
 /// `current_user`: the active user, or null when no user is logged in.
 public struct CurrentUserRequest: UsherRequest {
     public static let method = Method.currentUser
-    public init() {}
-    public init(params: Params) throws(ResponseError) {}
-    public var params: Params { Params() }
+    /// Default: the caller's seat (logind), else the default seat.
+    public var seat: String?
+
+    public init(seat: String? = nil) { self.seat = seat }
+
+    public init(params: Params) throws(ResponseError) {
+        self.seat = try params.optionalString("seat")
+    }
+
+    public var params: Params {
+        var params = Params()
+        params.set("seat", self.seat)
+        return params
+    }
 
     public struct Result: Sendable, Hashable, Codable {
         public var generation: Int64
+        /// The seat this answer is about (absent from answers of daemons without seats).
+        public var seat: String?
         public var user: UserInfo?
 
-        public init(generation: Int64, user: UserInfo?) {
+        public init(generation: Int64, seat: String? = nil, user: UserInfo?) {
             self.generation = generation
+            self.seat = seat
             self.user = user
         }
 
-        private enum CodingKeys: String, CodingKey { case generation, user }
+        private enum CodingKeys: String, CodingKey { case generation, seat, user }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(self.generation, forKey: .generation)
+            try container.encodeIfPresent(self.seat, forKey: .seat)
             try container.encode(self.user, forKey: .user)
         }
     }

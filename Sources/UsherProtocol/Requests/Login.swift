@@ -5,6 +5,12 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
     /// `{"type": "email_password", "email", "password"}`, `{"type": "anonymous"}`, `{"type": "api_key", "key"}`, or a
     /// type another provider defines. Holds secrets: never logged.
     public var credentials: [String: JSONValue]
+    /// The seat the user becomes active on. Default: the caller's seat (logind), else the default seat.
+    public var seat: String?
+    /// Whether a user active on another seat moves here (else `user_active_elsewhere`).
+    public var move = false
+    /// Whether a block lease on the seat is broken (needs `manage`; audited as forced).
+    public var force = false
 
     public init(provider: String? = nil, credentials: [String: JSONValue]) {
         self.provider = provider
@@ -29,6 +35,9 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
     public init(params: Params) throws(ResponseError) {
         self.provider = try params.optionalString("provider")
         self.credentials = try params.requiredObject("credentials")
+        self.seat = try params.optionalString("seat")
+        self.move = try params.optionalBool("move") ?? false
+        self.force = try params.optionalBool("force") ?? false
         guard case .string = self.credentials["type"] else {
             throw ResponseError(.invalidParams, "params.credentials.type is required and must be a string")
         }
@@ -40,6 +49,9 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
     public var params: Params {
         var params = Params(["credentials": .object(self.credentials)])
         params.set("provider", self.provider)
+        params.set("seat", self.seat)
+        params.set("move", flag: self.move)
+        params.set("force", flag: self.force)
         return params
     }
 
@@ -49,12 +61,16 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
     public typealias Result = UserResult
 }
 
-/// `{"generation", "user"}`: the answer of `login` and `switch_user`.
+/// `{"generation", "seat", "user"}`: the answer of `login` and `switch_user`.
 public struct UserResult: Sendable, Hashable, Codable {
     public var generation: Int64
+    /// The seat the user is active on after the change (absent when none).
+    public var seat: String?
     public var user: UserInfo
-    public init(generation: Int64, user: UserInfo) {
+
+    public init(generation: Int64, seat: String? = nil, user: UserInfo) {
         self.generation = generation
+        self.seat = seat
         self.user = user
     }
 }

@@ -4,14 +4,32 @@
 public struct LoginWaitRequest: UsherRequest {
     public static let method = Method.loginWait
     public var loginID: String
+    /// The seat the user becomes active on. Default: the caller's seat (logind), else the default seat.
+    public var seat: String?
+    /// Whether a user active on another seat moves here (else `user_active_elsewhere`).
+    public var move = false
+    /// Whether a block lease on the seat is broken (needs `manage`; audited as forced).
+    public var force = false
 
-    public init(loginID: String) { self.loginID = loginID }
+    public init(loginID: String, seat: String? = nil) {
+        self.loginID = loginID
+        self.seat = seat
+    }
 
     public init(params: Params) throws(ResponseError) {
         self.loginID = try params.requiredString("login_id")
+        self.seat = try params.optionalString("seat")
+        self.move = try params.optionalBool("move") ?? false
+        self.force = try params.optionalBool("force") ?? false
     }
 
-    public var params: Params { Params(["login_id": .string(self.loginID)]) }
+    public var params: Params {
+        var params = Params(["login_id": .string(self.loginID)])
+        params.set("seat", self.seat)
+        params.set("move", flag: self.move)
+        params.set("force", flag: self.force)
+        return params
+    }
 
     public typealias Result = UserResult
 }

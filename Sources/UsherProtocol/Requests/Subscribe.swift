@@ -3,10 +3,17 @@ public struct SubscribeRequest: UsherRequest {
     public static let method = Method.subscribe
     /// Default: every event.
     public var events: [EventName]?
+    /// Default: events about every seat. With a list, events about other seats are not sent (events about no seat
+    /// in particular always are).
+    public var seats: [String]?
 
-    public init(events: [EventName]? = nil) { self.events = events }
+    public init(events: [EventName]? = nil, seats: [String]? = nil) {
+        self.events = events
+        self.seats = seats
+    }
 
     public init(params: Params) throws(ResponseError) {
+        self.seats = try params.optionalStringArray("seats")
         guard let names = try params.optionalStringArray("events") else {
             self.events = nil
             return
@@ -22,8 +29,10 @@ public struct SubscribeRequest: UsherRequest {
     }
 
     public var params: Params {
-        guard let events = self.events else { return Params() }
-        return Params(["events": .array(events.map { .string($0.rawValue) })])
+        var params = Params()
+        if let events = self.events { params["events"] = .array(events.map { .string($0.rawValue) }) }
+        if let seats = self.seats { params["seats"] = .array(seats.map { .string($0) }) }
+        return params
     }
 
     public struct Result: Sendable, Hashable, Codable {

@@ -14,6 +14,8 @@ struct Harness {
     let store: FailingStore
     let providers: [ScriptedProvider]
     let configuration: RegistryConfiguration
+    let seats: SeatConfiguration
+    let leases: LeaseConfiguration
     let registry: SessionRegistry
     /// What the registry logged.
     let logs = LogRecorder()
@@ -28,8 +30,12 @@ struct Harness {
         providerNames: [String] = ["scripted"],
         refreshMarginMilliseconds: Int64 = 300_000,
         accessLifetimeMilliseconds: Int64 = 3_600_000,
-        refreshLifetimeMilliseconds: Int64? = nil
+        refreshLifetimeMilliseconds: Int64? = nil,
+        seats: SeatConfiguration = SeatConfiguration(),
+        leases: LeaseConfiguration = LeaseConfiguration()
     ) async throws {
+        self.seats = seats
+        self.leases = leases
         let clock = ManualClock()
         self.clock = clock
         self.database = try AppDatabase.inMemory()
@@ -46,6 +52,8 @@ struct Harness {
             store: self.store,
             providers: self.providers,
             configuration: self.configuration,
+            seats: seats,
+            leases: leases,
             clock: clock,
             logger: self.logs.logger
         )
@@ -56,6 +64,8 @@ struct Harness {
         store: any SessionStore,
         providers: [ScriptedProvider],
         configuration: RegistryConfiguration,
+        seats: SeatConfiguration,
+        leases: LeaseConfiguration,
         clock: ManualClock,
         logger: Logger = Self.logger
     ) -> SessionRegistry {
@@ -64,6 +74,8 @@ struct Harness {
             providers: providers,
             defaultProvider: providers[0].name,
             configuration: configuration,
+            seats: seats,
+            leaseConfiguration: leases,
             clock: clock,
             logger: logger
         )
@@ -75,6 +87,8 @@ struct Harness {
             store: self.database,
             providers: self.providers,
             configuration: self.configuration,
+            seats: self.seats,
+            leases: self.leases,
             clock: self.clock
         )
     }
@@ -203,7 +217,14 @@ struct EventLog {
         case .userRemoved(let id): details = name(id)
         case .tokenRefreshed(let id, _): details = name(id)
         case .refreshFailed(let id, let code, _, _): details = "\(name(id)) \(code)"
-        case .daemonStopping: details = ""
+        case .daemonStopping, .seatRemoved: details = ""
+        case .seatAdded(let source): details = source
+        case .switchPending(let previous, let current, _): details = "\(name(previous)) -> \(name(current))"
+        case .leaseBroken(let lease, let reason): details = "\(lease) \(reason)"
+        }
+        // Events about a seat other than the default one say which.
+        if let seat = event.seat, seat != "seat0" {
+            return "\(event.generation) \(event.name.rawValue) \(seat) \(details)"
         }
         return "\(event.generation) \(event.name.rawValue) \(details)"
     }

@@ -38,7 +38,7 @@ final class InProcessServer: Sendable {
     static let logger = Logger(label: "usherd-test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A registry over an in-memory database with one local provider (anonymous logins allowed).
-    static func makeRegistry() async throws -> SessionRegistry {
+    static func makeRegistry(seats: SeatConfiguration = SeatConfiguration()) async throws -> SessionRegistry {
         let database = try AppDatabase.inMemory()
         let clock = ManualClock()
         let provider = LocalProvider(
@@ -56,6 +56,7 @@ final class InProcessServer: Sendable {
             store: database,
             providers: [provider],
             defaultProvider: "local",
+            seats: seats,
             clock: clock,
             logger: Self.logger
         )
@@ -69,14 +70,20 @@ final class InProcessServer: Sendable {
         limits: ServerLimits = ServerLimits(),
         rules: [AccessRule] = [],
         mode: UInt32 = 0o666,
+        seats: SeatConfiguration = SeatConfiguration(),
+        seatOfPeer: @escaping @Sendable (PeerCredentials) -> String? = { _ in nil },
         _ body: @Sendable (InProcessServer) async throws -> T
     ) async throws -> T {
         let directory = try TestDirectory()
         defer { directory.remove() }
         chmod(directory.path, 0o711)
         let tracker = ConnectionTracker()
-        let settings = ServerSettings(limits: limits, policy: AccessPolicy(daemonUID: getuid(), rules: rules))
-        let registry = try await Self.makeRegistry()
+        let settings = ServerSettings(
+            limits: limits,
+            policy: AccessPolicy(daemonUID: getuid(), rules: rules),
+            seatOfPeer: seatOfPeer
+        )
+        let registry = try await Self.makeRegistry(seats: seats)
         let dispatcher = Dispatcher(
             registry: registry,
             version: "test",

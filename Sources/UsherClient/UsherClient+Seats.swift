@@ -1,0 +1,29 @@
+/// The seat and lease methods (docs/seats-and-leases.md).
+extension UsherClient {
+    /// Every seat, with its active user.
+    public func listSeats() async throws -> ListSeatsRequest.Result {
+        try await self.send(ListSeatsRequest())
+    }
+
+    /// Takes a lease on a seat (nil: the caller's, else the default one): the seat's active user is not changed
+    /// under this connection (`block`) or not without warning and a wait (`delay`) until `release` or until this
+    /// client disconnects. `switch_pending` and `lease_broken` arrive in `events`, subscribed or not.
+    public func inhibit(
+        seat: String? = nil,
+        mode: LeaseMode,
+        who: String,
+        why: String
+    ) async throws -> InhibitRequest.Result {
+        try await self.send(InhibitRequest(seat: seat, mode: mode, who: who, why: why))
+    }
+
+    /// Releases a lease this connection took.
+    public func release(lease: String) async throws -> ReleaseRequest.Result {
+        try await self.send(ReleaseRequest(lease: lease))
+    }
+
+    /// Every lease held now.
+    public func listLeases() async throws -> ListLeasesRequest.Result {
+        try await self.send(ListLeasesRequest())
+    }
+}
