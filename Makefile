@@ -66,8 +66,9 @@ DEB_DIR ?= $(CURDIR)/.build/deb
 DEB_OUT ?= $(CURDIR)
 DEB_LINTIAN ?= yes
 DEB_APT_PACKAGES := dpkg-dev binutils lintian
-# What the boot test needs besides: systemd-nspawn, and script(1) for the pseudo-terminal nspawn wants.
-BOOT_TEST_APT_PACKAGES := systemd-container util-linux
+# What the boot test needs besides: systemd-nspawn, script(1) for the pseudo-terminal nspawn wants, unshare(1), and
+# ss(8) for the checks in the container (which runs this machine's programs).
+BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
 

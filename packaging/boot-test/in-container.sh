@@ -64,7 +64,10 @@ cp /etc/usher/usherd.toml /root/usherd.toml.edited
 useradd --create-home --groups usher alice
 as_alice usher whoami >/dev/null || fail "alice's first usher whoami"
 expect "usherd.service type" "$(systemctl show -P Type usherd.service)" notify
-expect "usherd.service after the first connection" "$(systemctl show -P ActiveState,SubState usherd.service | tr '\n' ' ')" "active running "
+# READY=1 is a datagram systemd may read a moment after the daemon answered: wait for the state, not a time.
+until_true "usherd.service active after the first connection" \
+	"[ \"\$(systemctl show -P ActiveState usherd.service)\" = active ]"
+expect "usherd.service sub-state" "$(systemctl show -P SubState usherd.service)" running
 journalctl --sync
 until_true "usherd logs the socket it was handed" \
 	"journalctl -u usherd.service -o cat | grep -q 'socket activation.*socket=/run/usher/usher.sock'"
