@@ -140,6 +140,14 @@ struct SeatsTests {
         #expect(await events.next()?.name == .seatAdded)
         seat1 = await harness.registry.listSeats().seats.first { $0.name == "seat1" }
         #expect(seat1 == SeatInfo(name: "seat1", source: "logind", present: true, userID: a.id))
+        // The default seat is declared, and logind's too: listed as logind's while logind has it, never absent.
+        await harness.registry.seatAppeared("seat0")
+        #expect(await harness.registry.listSeats().seats.first?.source == "logind")
+        await harness.registry.seatDisappeared("seat0")
+        #expect(
+            await harness.registry.listSeats().seats.first
+                == SeatInfo(name: "seat0", source: "config", present: true, userID: nil)
+        )
     }
 }
 
