@@ -89,7 +89,8 @@ struct SeatsTests {
         log.names = [a.id: "a", b.id: "b", c.id: "c"]
 
         // b is the most recently active, but active on the rear seat: the driver's seat goes to c.
-        _ = try await harness.registry.logout(userID: nil, seat: "driver")
+        let logout = try await harness.registry.logout(userID: nil, seat: "driver")
+        #expect(logout.seat == "driver")
         #expect(await log.next(2) == ["4 user_logged_out a requested", "4 active_user_changed driver a -> c"])
         // The rear seat's user is removed: nobody else is free, so the rear seat has none.
         _ = try await harness.registry.removeUser(b.id)
