@@ -41,17 +41,24 @@ extension SessionRegistry {
 
     /// A seat logind reported (at start, or while running): it is known from now on, and present.
     package func seatAppeared(_ name: String) {
-        // A declared seat is always present; a logind seat that comes back keeps its state.
-        guard self.seatDirectory[name]?.present != true else { return }
-        let source = self.seatDirectory[name]?.source ?? .logind
-        self.seatDirectory[name] = SessionView.SeatEntry(source: source, present: true)
+        // A seat logind knows is logind's, declared or not; one that comes back keeps its state.
+        let previous = self.seatDirectory[name]
+        guard previous?.source != .logind || previous?.present != true else { return }
+        self.seatDirectory[name] = SessionView.SeatEntry(source: .logind, present: true)
         self.view.publish(seatDirectory: self.seatDirectory, namesSeats: self.seatConfiguration.namesSeats)
-        self.events.publish([Event(generation: self.view.generation, seat: name, .seatAdded(source: source.rawValue))])
+        guard previous?.present != true else { return }
+        self.events.publish([Event(generation: self.view.generation, seat: name, .seatAdded(source: "logind"))])
     }
 
     /// A logind seat went away: it keeps its state (its active user comes back with it), and is not present.
     package func seatDisappeared(_ name: String) {
         guard let entry = self.seatDirectory[name], entry.source == .logind, entry.present else { return }
+        if self.seatConfiguration.configuredSeats.contains(name) {
+            // Declared in the configuration (or the default seat): it stays, as a seat of the configuration's.
+            self.seatDirectory[name] = SessionView.SeatEntry(source: .config, present: true)
+            self.view.publish(seatDirectory: self.seatDirectory, namesSeats: self.seatConfiguration.namesSeats)
+            return
+        }
         self.seatDirectory[name] = SessionView.SeatEntry(source: .logind, present: false)
         self.view.publish(seatDirectory: self.seatDirectory, namesSeats: self.seatConfiguration.namesSeats)
         self.events.publish([Event(generation: self.view.generation, seat: name, .seatRemoved)])

@@ -232,6 +232,7 @@ extension SessionRegistry {
         }
         let revoked = draft.revocations.isEmpty ? false : await self.revoke(draft.revocations)
         self.logger.debug("logout", metadata: ["user.id": "\(user.id)", "revoked": "\(revoked)"])
+        let left = self.seatConfiguration.namesSeats ? draft.seatsBefore.seat(of: user.id) : nil
         if draft.deleted.contains(user.id) {
             var info = UserInfo(user, status: nil, active: false, deadlines: self.configuration.deadlines)
             info.state = .removed
@@ -239,10 +240,15 @@ extension SessionRegistry {
             info.refreshTokenExpiresAt = nil
             info.tokenState = .none
             info.nextRefreshAt = nil
-            return LogoutRequest.Result(generation: draft.generation, user: info, revoked: revoked)
+            return LogoutRequest.Result(generation: draft.generation, user: info, revoked: revoked, seat: left)
         }
         let result = try self.result(of: draft, for: user.id)
-        return LogoutRequest.Result(generation: result.generation, user: result.user, revoked: revoked)
+        return LogoutRequest.Result(
+            generation: result.generation,
+            user: result.user,
+            revoked: revoked,
+            seat: left
+        )
     }
 
     package func removeUser(_ userID: String, force: Bool = false) async throws -> RemoveUserRequest.Result {

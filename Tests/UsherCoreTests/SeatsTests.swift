@@ -89,7 +89,8 @@ struct SeatsTests {
         log.names = [a.id: "a", b.id: "b", c.id: "c"]
 
         // b is the most recently active, but active on the rear seat: the driver's seat goes to c.
-        _ = try await harness.registry.logout(userID: nil, seat: "driver")
+        let logout = try await harness.registry.logout(userID: nil, seat: "driver")
+        #expect(logout.seat == "driver")
         #expect(await log.next(2) == ["4 user_logged_out a requested", "4 active_user_changed driver a -> c"])
         // The rear seat's user is removed: nobody else is free, so the rear seat has none.
         _ = try await harness.registry.removeUser(b.id)
@@ -140,6 +141,14 @@ struct SeatsTests {
         #expect(await events.next()?.name == .seatAdded)
         seat1 = await harness.registry.listSeats().seats.first { $0.name == "seat1" }
         #expect(seat1 == SeatInfo(name: "seat1", source: "logind", present: true, userID: a.id))
+        // The default seat is declared, and logind's too: listed as logind's while logind has it, never absent.
+        await harness.registry.seatAppeared("seat0")
+        #expect(await harness.registry.listSeats().seats.first?.source == "logind")
+        await harness.registry.seatDisappeared("seat0")
+        #expect(
+            await harness.registry.listSeats().seats.first
+                == SeatInfo(name: "seat0", source: "config", present: true, userID: nil)
+        )
     }
 }
 

@@ -132,3 +132,25 @@ struct SeatsIntegrationTests {
         }
     }
 }
+
+extension SeatsIntegrationTests {
+    /// With seats from logind, a caller in no logind session (the test runner) is about the default seat, and the
+    /// daemon runs whether or not logind does here (the package boot test covers a caller in a session).
+    @Test func seatsFromLogindFallBackToTheDefaultSeat() async throws {
+        try await DaemonProcess.with(config: "[seats]\nsource = \"logind\"\n") { daemon in
+            let client = try daemon.connect()
+            let current = try await client.result("current_user")
+            #expect(current["seat"] == "seat0")
+            let login = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            #expect(login["seat"] == "seat0")
+            let seats = try #require(try await client.result("list_seats")["seats"]?.arrayValue)
+            #expect(seats.contains { $0["name"] == "seat0" && $0["user_id"] == login["user"]?["id"] })
+            // logind writes a file per seat there while it runs (seat0 at least).
+            if (try? FileManager.default.contentsOfDirectory(atPath: "/run/systemd/seats"))?.isEmpty == false {
+                #expect(seats.contains { $0["name"] == "seat0" && $0["source"] == "logind" })
+            } else {
+                print("logind is not running here: its seats are not listed, only the default seat")
+            }
+        }
+    }
+}

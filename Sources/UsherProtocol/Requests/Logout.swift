@@ -35,11 +35,15 @@ public struct LogoutRequest: UsherRequest {
         /// Whether the provider confirmed the revocation of the session's tokens (false when it was unreachable or
         /// the user was already logged out).
         public var revoked: Bool
+        /// The seat the user was active on until this logout (absent when none, and on devices that do not name
+        /// seats).
+        public var seat: String?
 
-        public init(generation: Int64, user: UserInfo, revoked: Bool) {
+        public init(generation: Int64, user: UserInfo, revoked: Bool, seat: String? = nil) {
             self.generation = generation
             self.user = user
             self.revoked = revoked
+            self.seat = seat
         }
     }
 }

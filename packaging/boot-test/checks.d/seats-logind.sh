@@ -24,6 +24,8 @@ if ! systemctl is-active -q systemd-logind.service; then
 	exit 0
 fi
 
+# Without the [seats] table the configuration may already have, then with this one.
+awk '/^\[/ { skipping = ($0 == "[seats]") } !skipping' /root/usherd.toml.before-seats > "$config"
 cat >> "$config" <<'CONFIG'
 
 # Added by the seats boot check: seats come from logind; a caller without a seat gets "lobby".
