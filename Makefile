@@ -136,6 +136,8 @@ man: deps
 	$(RELEASE_BUILD) --product generate-manual
 	@mkdir -p $(MAN_BUILD)
 	.build/release/generate-manual .build/release/usher --section 1 --date $(MAN_DATE) --output-directory $(MAN_BUILD)
+	@# generate-manual keeps the blank lines between paragraphs of a discussion, which mdoc warns about: .Pp instead.
+	sed -i 's/^$$/.Pp/' $(MAN_BUILD)/usher.1
 	awk -f man/usherd.toml.5.awk config/usherd.toml > $(MAN_BUILD)/usherd.toml.5
 	cp man/usherd.8 $(MAN_BUILD)/usherd.8
 
