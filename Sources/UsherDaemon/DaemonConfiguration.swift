@@ -6,7 +6,7 @@ import UsherProviders
 import UsherServer
 
 /// Everything `usherd` reads from its configuration file. Every key is optional; the defaults are documented in
-/// `config/usherd.toml` and the README.
+/// `config/usherd.toml` and docs/configuration.md.
 package struct DaemonConfiguration: Sendable {
     package enum Provider: Sendable, Hashable {
         case local(name: String, LocalProviderConfiguration)

@@ -47,7 +47,7 @@ package struct UsherdCommand: AsyncParsableCommand {
         // daemon with SIGABRT and expects it gone at once.
         signal(SIGABRT, SIG_DFL)
         // One event loop thread by default: it answers reads from memory at well over 100,000 requests a second, and
-        // on a small device a second loop only competes with the clients for the cores (see README, Performance).
+        // on a small device a second loop only competes with the clients for the cores (see docs/performance.md).
         // USHERD_EVENT_LOOPS sets another number, for measuring.
         let loops = ProcessInfo.processInfo.environment["USHERD_EVENT_LOOPS"].flatMap(Int.init) ?? 1
         NIOSingletons.groupLoopCountSuggestion = min(max(loops, 1), 64)
@@ -140,7 +140,7 @@ struct FunctionSupervisorCommand: ParsableCommand {
     }
 }
 
-/// usherd's exit statuses, from `sysexits.h` where one fits; the README's table lists them. `usherd.service` has
+/// usherd's exit statuses, from `sysexits.h` where one fits; docs/configuration.md and usherd(8) list them. `usherd.service` has
 /// `RestartPreventExitStatus=` for the ones that a restart cannot cure.
 package enum ExitStatus {
     /// Any other start-up failure (the socket is in use, the database cannot be opened, a wrong token key...).

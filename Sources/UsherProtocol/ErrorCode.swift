@@ -1,4 +1,4 @@
-/// A stable, machine-readable error code. Codes are part of the protocol: they are never renamed, and the README
+/// A stable, machine-readable error code. Codes are part of the protocol: they are never renamed, and docs/protocol.md
 /// lists every one.
 ///
 /// This is an open set (a struct, not an enum) so that an older client can still decode a code that a newer daemon
