@@ -24,6 +24,12 @@ package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
 
     package init() {}
 
+    /// Makes room for `count` keys (loading schedules every logged-in user in one go).
+    package mutating func reserveCapacity(_ count: Int) {
+        self.heap.reserveCapacity(count)
+        self.live.reserveCapacity(count)
+    }
+
     /// The number of live keys.
     package var count: Int { self.live.count }
 

@@ -14,6 +14,11 @@ struct GenerationLog: Sendable {
     private(set) var entries: [Entry] = []
     private var dead = 0
 
+    /// Makes room for `count` entries in all (loading appends them in one go).
+    mutating func reserveCapacity(_ count: Int) {
+        self.entries.reserveCapacity(count)
+    }
+
     /// Records a user at `generation`.
     mutating func append(_ userID: String, generation: Int64) {
         let entry = Entry(generation: generation, userID: userID)

@@ -34,6 +34,9 @@ package struct TokenSet: Sendable, Hashable {
         set { self.packed = PackedTokens(accessToken: self.packed.accessToken, refreshToken: newValue) }
     }
 
+    /// Whether the session has a refresh token (without unpacking it).
+    package var hasRefreshToken: Bool { self.packed.hasRefreshToken }
+
     /// The access token's lifetime in milliseconds (`expires_at − issued_at`).
     package var lifetimeMilliseconds: Int64 {
         self.expiresAt.millisecondsSinceEpoch - self.issuedAt.millisecondsSinceEpoch

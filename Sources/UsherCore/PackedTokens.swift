@@ -15,7 +15,7 @@ package struct PackedTokens: Sendable, Hashable {
 
     package init(accessToken: String, refreshToken: String?) {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(accessToken.utf8.count + (refreshToken?.utf8.count ?? 0) + 8)
+        bytes.reserveCapacity((accessToken.utf8.count + (refreshToken?.utf8.count ?? 0)) * 3 / 4 + 16)
         Self.append(accessToken, to: &bytes)
         if let refreshToken {
             Self.append(refreshToken, to: &bytes)
@@ -30,6 +30,13 @@ package struct PackedTokens: Sendable, Hashable {
 
     /// How many bytes the two tokens take (their texts' UTF-8 would take about a third more).
     package var byteCount: Int { self.bytes.count }
+
+    /// Whether there is a refresh token, without unpacking it.
+    package var hasRefreshToken: Bool {
+        var index = 0
+        Self.skip(self.bytes, at: &index)
+        return index < self.bytes.count
+    }
 
     package var refreshToken: String? {
         var index = 0
@@ -48,25 +55,33 @@ package struct PackedTokens: Sendable, Hashable {
     private static let packed: UInt8 = 1
 
     private static func append(_ token: String, to bytes: inout [UInt8]) {
-        let utf8 = Array(token.utf8)
-        let mark = bytes.count
-        if Self.appendPacked(utf8, to: &bytes) { return }
-        bytes.removeSubrange(mark...)
-        bytes.append(Self.verbatim)
-        Self.appendVarint(utf8.count, to: &bytes)
-        bytes.append(contentsOf: utf8)
+        var token = token
+        token.withUTF8 { utf8 in
+            let mark = bytes.count
+            if Self.appendPacked(utf8, to: &bytes) { return }
+            bytes.removeSubrange(mark...)
+            bytes.append(Self.verbatim)
+            Self.appendVarint(utf8.count, to: &bytes)
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     /// Appends the packed form; false (having appended garbage the caller drops) when the token does not round-trip.
-    private static func appendPacked(_ utf8: [UInt8], to bytes: inout [UInt8]) -> Bool {
-        let segments = utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+    private static func appendPacked(_ utf8: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) -> Bool {
+        var segments = 1
+        for byte in utf8 where byte == UInt8(ascii: ".") { segments += 1 }
         bytes.append(Self.packed)
-        Self.appendVarint(segments.count, to: &bytes)
-        for segment in segments {
+        Self.appendVarint(segments, to: &bytes)
+        var start = 0
+        while start <= utf8.count {
+            var end = start
+            while end < utf8.count, utf8[end] != UInt8(ascii: ".") { end += 1 }
+            let segment = UnsafeBufferPointer(rebasing: utf8[start..<end])
             // A base64url text of 4k+1 characters has a dangling 6 bits that no byte string encodes to.
             guard segment.count % 4 != 1 else { return false }
             Self.appendVarint(segment.count, to: &bytes)
             guard Base64URLPacking.decode(segment, into: &bytes) else { return false }
+            start = end + 1
         }
         return true
     }
@@ -142,38 +157,42 @@ enum Base64URLPacking {
 
     /// Appends the bytes of `text` (a whole number of characters, count % 4 != 1); false when a character is outside
     /// the alphabet or the last character carries bits that encoding would not set.
-    static func decode(_ text: ArraySlice<UInt8>, into bytes: inout [UInt8]) -> Bool {
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for character in text {
-            let value = Self.values[Int(character)]
-            guard value != 0xFF else { return false }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) -> Bool {
+        Self.values.withUnsafeBufferPointer { values in
+            var accumulator: UInt32 = 0
+            var bits: UInt32 = 0
+            for character in text {
+                let value = values[Int(character)]
+                guard value != 0xFF else { return false }
+                accumulator = (accumulator << 6) | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    bytes.append(UInt8(truncatingIfNeeded: accumulator >> bits))
+                    accumulator &= (1 << bits) - 1
+                }
             }
+            // Leftover bits must be zero, or the text is not the canonical encoding of any bytes.
+            return accumulator == 0
         }
-        // Leftover bits must be zero, or the text is not the canonical encoding of any bytes.
-        return accumulator == 0
     }
 
     static func encode(_ bytes: ArraySlice<UInt8>, into text: inout [UInt8]) {
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            accumulator = (accumulator << 8) | UInt32(byte)
-            bits += 8
-            while bits >= 6 {
-                bits -= 6
-                text.append(Self.alphabet[Int((accumulator >> UInt32(bits)) & 0x3F)])
+        Self.alphabet.withUnsafeBufferPointer { alphabet in
+            var accumulator: UInt32 = 0
+            var bits: UInt32 = 0
+            for byte in bytes {
+                accumulator = (accumulator << 8) | UInt32(byte)
+                bits += 8
+                while bits >= 6 {
+                    bits -= 6
+                    text.append(alphabet[Int((accumulator >> bits) & 0x3F)])
+                }
+                accumulator &= (1 << bits) - 1
             }
-            accumulator &= (1 << UInt32(bits)) - 1
-        }
-        if bits > 0 {
-            text.append(Self.alphabet[Int((accumulator << UInt32(6 - bits)) & 0x3F)])
+            if bits > 0 {
+                text.append(alphabet[Int((accumulator << (6 - bits)) & 0x3F)])
+            }
         }
     }
 }

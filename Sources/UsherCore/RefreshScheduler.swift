@@ -28,6 +28,11 @@ package final class RefreshScheduler: Sendable {
         self.maximumConcurrency = max(1, maximumConcurrency)
     }
 
+    /// Makes room for `count` users (before scheduling every logged-in user at start).
+    package func reserveCapacity(_ count: Int) {
+        self.state.withLock { $0.heap.reserveCapacity(count) }
+    }
+
     package var scheduledCount: Int { self.state.withLock { $0.heap.count } }
 
     package func earliestDeadline() -> Timestamp? { self.state.withLock { $0.heap.earliest() } }

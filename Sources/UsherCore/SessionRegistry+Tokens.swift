@@ -52,7 +52,7 @@ extension SessionRegistry {
         if remaining <= 0 || remaining < required {
             // A session without a refresh token cannot be extended: its token is good until it expires, and then the
             // session is over (the scheduler logs the user out at that moment).
-            guard tokens.refreshToken != nil else {
+            guard tokens.hasRefreshToken else {
                 guard remaining > 0 else { throw SessionError.userLoggedOut(user.id) }
                 return self.tokenResult(user.id, tokens)
             }
@@ -99,7 +99,7 @@ extension SessionRegistry {
             await self.expire(userID: userID, refreshToken: tokens.refreshToken)
             return
         }
-        guard tokens.refreshToken != nil else { return }
+        guard tokens.hasRefreshToken else { return }
         do {
             _ = try await self.refreshTokens(of: userID)
         } catch {
@@ -165,7 +165,7 @@ extension SessionRegistry {
         guard let user = self.state[userID], user.state == .loggedIn, let tokens = user.tokens else {
             throw SessionError.userLoggedOut(userID)
         }
-        guard tokens.refreshToken != nil else {
+        guard tokens.hasRefreshToken else {
             throw ProviderError.unsupportedCredentials("the session of \(userID) cannot be refreshed")
         }
         if let unstored = self.tokenStatus[userID]?.unstored, let session = user.session {

@@ -127,6 +127,7 @@ package actor SessionRegistry {
         }
         let deadlines = self.configuration.deadlines
         var overdue: [String] = []
+        self.scheduler.reserveCapacity(self.state.loggedInCount)
         for user in self.state.users where user.state == .loggedIn {
             if let deadline = deadlines.nextDeadline(for: user), deadline <= now {
                 overdue.append(user.id)

@@ -49,18 +49,25 @@ package struct SessionState: Sendable {
     package init(generation: Int64, users: [User]) {
         self.generation = generation
         self.table.reserveCapacity(users.count)
-        // Each index is built in its own order, so that loading is appends only.
-        var loggedIn: [User] = []
-        for user in users.sorted(by: { $0.addedGeneration < $1.addedGeneration }) {
+        self.order.reserveCapacity(users.count)
+        // Each index is built in its own order, so that loading is appends only. Positions are sorted rather than
+        // users: a user is a large value, and sorting 100,000 of them copies each several times.
+        let byAdded = users.indices.sorted { users[$0].addedGeneration < users[$1].addedGeneration }
+        var loggedIn: [(activeGeneration: Int64, id: String)] = []
+        loggedIn.reserveCapacity(users.count)
+        for index in byAdded {
+            let user = users[index]
             guard self.table.updateValue(Record(user), forKey: user.id) == nil else { continue }
             self.order.append(user.id, generation: user.addedGeneration)
             guard user.state == .loggedIn else { continue }
             self.loggedInCount += 1
             if user.isAnonymous { self.anonymous[user.provider, default: []].insert(user.id) }
-            loggedIn.append(user)
+            loggedIn.append((user.activeGeneration, user.id))
         }
-        for user in loggedIn.sorted(by: { $0.activeGeneration < $1.activeGeneration }) {
-            self.recency.append(user.id, generation: user.activeGeneration)
+        loggedIn.sort { $0.activeGeneration < $1.activeGeneration }
+        self.recency.reserveCapacity(loggedIn.count)
+        for (activeGeneration, id) in loggedIn {
+            self.recency.append(id, generation: activeGeneration)
         }
     }
 

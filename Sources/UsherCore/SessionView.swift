@@ -361,7 +361,8 @@ extension UserInfo {
             refreshTokenExpiresAt: loggedIn ? user.tokens?.refreshExpiresAt : nil,
             tokenState: tokenState,
             nextRefreshAt: loggedIn
-                ? status?.nextRefreshAt ?? (user.tokens?.refreshToken != nil ? deadlines.nextDeadline(for: user) : nil)
+                ? status?.nextRefreshAt
+                    ?? (user.tokens?.hasRefreshToken == true ? deadlines.nextDeadline(for: user) : nil)
                 : nil,
             retryAt: loggedIn ? status?.retryAt : nil,
             lastRefreshError: loggedIn ? status?.lastError : nil

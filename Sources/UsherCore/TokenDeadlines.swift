@@ -41,7 +41,7 @@ package struct TokenDeadlines: Sendable, Hashable {
         guard user.state == .loggedIn, let tokens = user.tokens else { return nil }
         var deadline: Timestamp? = nil
         // An access token that already lasts until the refresh token expires cannot be extended by a refresh.
-        if tokens.refreshToken != nil, tokens.refreshExpiresAt.map({ tokens.expiresAt < $0 }) ?? true {
+        if tokens.hasRefreshToken, tokens.refreshExpiresAt.map({ tokens.expiresAt < $0 }) ?? true {
             deadline = self.refreshDeadline(for: tokens, userID: user.id)
         }
         if let end = Self.sessionEnd(of: tokens) { deadline = min(deadline ?? end, end) }
@@ -51,6 +51,6 @@ package struct TokenDeadlines: Sendable, Hashable {
     /// When a session ends by itself: at the refresh token's expiry, or, for a session without a refresh token, when
     /// its access token expires. Nil when the provider gave no expiry for the refresh token.
     package static func sessionEnd(of tokens: TokenSet) -> Timestamp? {
-        tokens.refreshExpiresAt ?? (tokens.refreshToken == nil ? tokens.expiresAt : nil)
+        tokens.refreshExpiresAt ?? (!tokens.hasRefreshToken ? tokens.expiresAt : nil)
     }
 }

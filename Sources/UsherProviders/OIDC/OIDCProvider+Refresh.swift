@@ -99,7 +99,7 @@ extension OIDCProvider {
             self.logger.debug("the provider has no revocation endpoint", metadata: ["user.id": "\(session.userID)"])
             return false
         }
-        let usesRefreshToken = session.providerData != Self.clientCredentialsData && session.tokens.refreshToken != nil
+        let usesRefreshToken = session.providerData != Self.clientCredentialsData && session.tokens.hasRefreshToken
         let (token, hint) =
             usesRefreshToken
             ? (session.tokens.refreshToken ?? "", "refresh_token") : (session.tokens.accessToken, "access_token")
