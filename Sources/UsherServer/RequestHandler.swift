@@ -40,6 +40,8 @@ final class RequestHandler: ChannelDuplexHandler {
     private var closing = false
     /// A long answer being written as the socket takes it (the request stays `busy` until it is all written).
     private var streaming: ListLineChunks?
+    /// Event lines for this connection alone that came while an answer was being streamed: written after it.
+    private var heldEvents: [[UInt8]] = []
     private var subscriptionID: UInt64?
     /// Tasks forwarding a subscription's events that have not ended yet (a new `subscribe` replaces the old one,
     /// whose task ends shortly after).
@@ -197,9 +199,11 @@ final class RequestHandler: ChannelDuplexHandler {
             self.streaming = chunks
             return
         }
-        // Written in full.
+        // Written in full: now the event lines that waited for it.
         self.streaming = nil
         self.busy = false
+        for line in self.heldEvents { self.write(line, context: context) }
+        self.heldEvents.removeAll()
         self.activity.requestFinished()
         self.tracker.requestAnswered()
         self.drain(context: context)
@@ -232,6 +236,19 @@ final class RequestHandler: ChannelDuplexHandler {
             context.read()
         }
         self.closeIfDone(context: context)
+    }
+
+    /// Writes an event line meant for this connection alone (`switch_pending`, `lease_broken` to a lease holder).
+    /// While a long answer is being streamed the line waits until the answer is written in full, so that it never
+    /// lands between the answer's pieces.
+    func deliverEvent(_ line: [UInt8]) {
+        guard let context = self.context, !self.closing else { return }
+        guard self.streaming == nil else {
+            self.heldEvents.append(line)
+            return
+        }
+        self.write(line, context: context)
+        context.flush()
     }
 
     private func write(_ bytes: [UInt8], context: ChannelHandlerContext) {

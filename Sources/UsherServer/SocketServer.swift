@@ -156,6 +156,9 @@ package final class SocketServer: Service {
         }
         channel.closeFuture.whenComplete { _ in tracker.remove(channel) }
         let activity = ConnectionActivity()
+        // Event lines for this connection go through its handler, which keeps them out of a streamed answer; weak,
+        // so that the handler and its context do not keep each other alive.
+        let events = NIOLoopBound(EventLineSink(), eventLoop: channel.eventLoop)
         let context = Dispatcher.Context(
             peer: peer,
             executable: KernelPeer.executable(of: peer.pid),
@@ -164,24 +167,21 @@ package final class SocketServer: Service {
             connectionID: Self.connectionNumbers.add(1, ordering: .relaxed).newValue,
             seat: settings.seatOfPeer(peer),
             notify: { line in
-                // Whole lines, each in one write: NIO never interleaves two writes' bytes.
-                var buffer = channel.allocator.buffer(capacity: line.count)
-                buffer.writeBytes(line)
-                channel.writeAndFlush(buffer, promise: nil)
+                channel.eventLoop.execute { events.value.handler?.deliverEvent(line) }
             }
         )
         let operations = channel.pipeline.syncOperations
         try operations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limits.maximumLineBytes)))
         try operations.addHandler(IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout))
-        try operations.addHandler(
-            RequestHandler(
-                dispatcher: dispatcher,
-                context: context,
-                activity: activity,
-                tracker: tracker,
-                subscribers: subscribers
-            )
+        let handler = RequestHandler(
+            dispatcher: dispatcher,
+            context: context,
+            activity: activity,
+            tracker: tracker,
+            subscribers: subscribers
         )
+        events.value.handler = handler
+        try operations.addHandler(handler)
     }
 
     package func run() async throws {
@@ -219,4 +219,9 @@ package final class SocketServer: Service {
             "the access policy no longer allows this peer \"read\"; the subscription has ended and the connection closes"
         )
     )
+}
+
+/// Where a connection's own event lines go: its request handler, once it is in the pipeline.
+private final class EventLineSink {
+    weak var handler: RequestHandler?
 }

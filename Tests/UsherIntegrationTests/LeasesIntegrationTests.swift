@@ -96,4 +96,38 @@ struct LeasesIntegrationTests {
             #expect(try await holder.nextEvent()["event"] == "switch_pending")
         }
     }
+
+    /// A lease holder's own event (here `switch_pending`) never lands inside a long answer the daemon is still
+    /// writing to it: the holder stops reading in the middle of a `list_users` of several megabytes, a switch is asked
+    /// meanwhile, and the holder then reads the whole answer, intact, and the event after it.
+    @Test func aHoldersEventWaitsForTheAnswerBeingStreamedToIt() async throws {
+        let daemon = try DaemonProcess(config: "[leases]\nmax_delay = \"1s\"\n")
+        try await ProtocolTests.seedUsers(ProtocolTests.manyUsers, into: daemon.stateDirectory)
+        try await DaemonProcess.using(daemon) { daemon in
+            try await daemon.start()
+            let client = try daemon.connect()
+            let holder = try daemon.connect()
+            holder.timeout = .seconds(60)
+            let (ada, _) = try await Self.twoUsers(client)
+            _ = try await holder.result("inhibit", ["mode": "delay", "who": "sync", "why": "upload"])
+            // Many times what the socket buffers hold: once its first bytes are here, the daemon is still writing it
+            // (the holder reads nothing yet) while the switch is asked.
+            try holder.send(raw: Array("{\"id\":7,\"method\":\"list_users\"}\n".utf8))
+            try await holder.waitUntilReadable()
+            // Answered after max_delay; the holder was sent `switch_pending` as soon as the switch was asked.
+            _ = try await client.result("switch_user", ["user_id": .string(ada)])
+
+            let answer = try JSONDecoder().decode(
+                JSONValue.self,
+                from: Data(try #require(try await holder.readLine()).utf8)
+            )
+            #expect(answer["id"] == 7)
+            #expect(answer["result"]?["users"]?.arrayValue?.count == ProtocolTests.manyUsers + 2)
+            let event = try JSONDecoder().decode(
+                JSONValue.self,
+                from: Data(try #require(try await holder.readLine()).utf8)
+            )
+            #expect(event["event"] == "switch_pending")
+        }
+    }
 }

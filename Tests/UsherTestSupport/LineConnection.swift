@@ -114,6 +114,20 @@ package final class LineConnection {
         }
     }
 
+    /// Waits until usherd has sent something not read yet, without reading it: the start of an answer too long for the
+    /// socket's buffers, which the daemon is then still writing.
+    package func waitUntilReadable() async throws {
+        let deadline = ContinuousClock.now + self.timeout
+        while self.buffer.isEmpty {
+            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&poller, 1, 0) > 0 { return }
+            guard ContinuousClock.now < deadline else {
+                throw TestSupportError("nothing from usherd within \(self.timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// A complete line if one has arrived, without waiting; nil when none has (yet). Throws when the daemon closed
     /// the connection.
     package func pollObject() throws -> [String: JSONValue]? {
