@@ -147,7 +147,9 @@ COMPLETIONS_BUILD := .build/completions
 completions: deps
 	$(RELEASE_BUILD) --product usher
 	@mkdir -p $(COMPLETIONS_BUILD)
-	.build/release/usher --generate-completion-script bash > $(COMPLETIONS_BUILD)/usher
+	@# Sourced by bash-completion, never run: without the generator's #! line (lintian: bash-completion-with-hashbang).
+	.build/release/usher --generate-completion-script bash > $(COMPLETIONS_BUILD)/usher.generated
+	sed '1{/^#!/d}' $(COMPLETIONS_BUILD)/usher.generated > $(COMPLETIONS_BUILD)/usher
 	.build/release/usher --generate-completion-script zsh > $(COMPLETIONS_BUILD)/_usher
 	.build/release/usher --generate-completion-script fish > $(COMPLETIONS_BUILD)/usher.fish
 
