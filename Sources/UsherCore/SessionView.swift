@@ -213,10 +213,11 @@ package final class SessionView: Sendable {
             {
                 return (id, tokens.expiresAt, cached.json)
             }
-            var writer = WireWriter(capacity: tokens.accessToken.utf8.count + 160)
+            let accessToken = tokens.accessToken  // unpacked once for this answer
+            var writer = WireWriter(capacity: accessToken.utf8.count + 160)
             AccessTokenRequest.Result(
                 userID: id,
-                accessToken: tokens.accessToken,
+                accessToken: accessToken,
                 tokenType: "Bearer",
                 expiresAt: tokens.expiresAt,
                 expiresIn: expiresIn

@@ -91,17 +91,7 @@ package final class LineConnection {
                 return line
             }
             scanned = self.buffer.count
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw TestSupportError("no line from usherd within \(self.timeout)") }
-            // Never block a thread of the cooperative pool: poll without waiting, and sleep (suspending the task)
-            // when nothing has arrived.
-            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 0)
-            if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else {
-                try await Task.sleep(for: .milliseconds(1))
-                continue
-            }
+            try await self.awaitInput(until: deadline, waitingFor: "line")
             var chunk = [UInt8](repeating: 0, count: 65_536)
             let count = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
             if count == 0 { return nil }
@@ -117,13 +107,21 @@ package final class LineConnection {
     /// Waits until usherd has sent something not read yet, without reading it: the start of an answer too long for the
     /// socket's buffers, which the daemon is then still writing.
     package func waitUntilReadable() async throws {
-        let deadline = ContinuousClock.now + self.timeout
-        while self.buffer.isEmpty {
-            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&poller, 1, 0) > 0 { return }
+        guard self.buffer.isEmpty else { return }
+        try await self.awaitInput(until: ContinuousClock.now + self.timeout, waitingFor: "input")
+    }
+
+    /// Returns once the socket has input (or the peer closed it), throwing at `deadline` (a hang guard). Never blocks a
+    /// thread of the cooperative pool: it polls without waiting, and suspends the task briefly when nothing came.
+    private func awaitInput(until deadline: ContinuousClock.Instant, waitingFor what: String) async throws {
+        while true {
             guard ContinuousClock.now < deadline else {
-                throw TestSupportError("nothing from usherd within \(self.timeout)")
+                throw TestSupportError("no \(what) from usherd within \(self.timeout)")
             }
+            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 0)
+            if ready > 0 { return }
+            if ready < 0, errno == EINTR { continue }
             try await Task.sleep(for: .milliseconds(1))
         }
     }
