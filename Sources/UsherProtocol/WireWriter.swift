@@ -214,7 +214,7 @@ extension WireWriter {
     }
 
     /// A whole response line: `{"id":…,"result":…}\n` around a result already written by `write(to:)`.
-    public static func responseLine(id: RequestID?, resultJSON: some Collection<UInt8>) -> [UInt8] {
+    public static func responseLine(id: RequestID?, resultJSON: [UInt8]) -> [UInt8] {
         var writer = WireWriter(capacity: resultJSON.count + 32)
         writer.raw("{\"id\":")
         if let id {

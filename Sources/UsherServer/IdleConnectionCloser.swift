@@ -1,6 +1,5 @@
 import NIOCore
 import Synchronization
-import UsherFraming
 
 /// What the idle timeout looks at: when a connection last made progress, whether a request is being answered, and
 /// whether it is subscribed.
@@ -42,13 +41,11 @@ final class ConnectionActivity: Sendable {
 
 /// Closes a connection that has made no progress (see `ConnectionActivity`) for `limits.idle_timeout`.
 ///
-/// It sits behind the line decoder, so it sees complete lines, never bytes: a request counts as progress as soon as
-/// its line is complete, even before the connection's task takes it up. One timer per connection on its event loop,
-/// re-armed for the moment the connection would become idle; it costs nothing between firings.
-final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = LineFrame
-    typealias InboundOut = LineFrame
-
+/// Driven by the connection's `RequestHandler` (started when it joins the pipeline, stopped when it leaves or the
+/// channel goes inactive), not a pipeline stage of its own: a stage would cost every request a hop. A request counts
+/// as progress as soon as its line is complete, even before it is answered. One timer per connection on its event
+/// loop, re-armed for the moment the connection would become idle; it costs nothing between firings.
+final class IdleConnectionCloser {
     private let activity: ConnectionActivity
     private let timeout: TimeAmount
     private var timer: Scheduled<Void>?
@@ -58,19 +55,15 @@ final class IdleConnectionCloser: ChannelInboundHandler, RemovableChannelHandler
         self.timeout = timeout
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    /// On the connection's event loop.
+    func start(context: ChannelHandlerContext) {
         self.arm(context: context, at: .now() + self.timeout)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    /// On the connection's event loop. Also breaks the cycle between this closer and its timer.
+    func stop() {
         self.timer?.cancel()
         self.timer = nil
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        self.timer?.cancel()
-        self.timer = nil
-        context.fireChannelInactive()
     }
 
     private func arm(context: ChannelHandlerContext, at deadline: NIODeadline) {

@@ -5,7 +5,11 @@ import UsherCore
 import UsherFraming
 import UsherProtocol
 
-/// Serves one connection on its event loop: lines in, one answer per line out, in order.
+/// Serves one connection on its event loop: bytes in, split into lines, one answer per line out, in order.
+///
+/// It is the connection's only pipeline stage: it splits lines itself (`LineSplitter`, slices of the bytes read) and
+/// drives the idle timeout (`IdleConnectionCloser`), so a request costs no hop between handlers and no boxing of
+/// frames on the way.
 ///
 /// Reads (`current_user`, `list_users`, a fresh `access_token`, `hello`) are answered right here from the registry's
 /// published state: no task, no thread switch, no actor hop. A request that needs the registry (any change, a token
@@ -16,7 +20,7 @@ import UsherProtocol
 /// When the peer shuts down its side, every line it sent is still answered (a final unterminated one included), and
 /// the connection closes once the answers are written.
 final class RequestHandler: ChannelDuplexHandler {
-    typealias InboundIn = LineFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -30,6 +34,10 @@ final class RequestHandler: ChannelDuplexHandler {
     private let activity: ConnectionActivity
     private let tracker: ConnectionTracker
     private let subscribers: SubscriberRoster
+    private let idleCloser: IdleConnectionCloser
+    private var splitter: LineSplitter
+    /// The start of a line whose end has not been read yet.
+    private var unsplit: ByteBuffer?
     private var queued: Deque<LineFrame> = []
     /// A request is with the registry; later lines wait.
     private var busy = false
@@ -52,9 +60,12 @@ final class RequestHandler: ChannelDuplexHandler {
         dispatcher: Dispatcher,
         context: Dispatcher.Context,
         activity: ConnectionActivity,
+        limits: ServerLimits,
         tracker: ConnectionTracker,
         subscribers: SubscriberRoster
     ) {
+        self.splitter = LineSplitter(maximumLineLength: limits.maximumLineBytes)
+        self.idleCloser = IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout)
         self.dispatcher = dispatcher
         self.dispatcherContext = context
         self.activity = activity
@@ -64,9 +75,11 @@ final class RequestHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        self.idleCloser.start(context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        self.idleCloser.stop()
         self.unsubscribe()
         self.context = nil
     }
@@ -74,7 +87,20 @@ final class RequestHandler: ChannelDuplexHandler {
     // MARK: - Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = Self.unwrapInboundIn(data)
+        var bytes = Self.unwrapInboundIn(data)
+        if var start = self.unsplit {
+            // Taken out first, so that appending to it does not copy it.
+            self.unsplit = nil
+            start.writeImmutableBuffer(bytes)
+            bytes = start
+        }
+        while let frame = self.splitter.next(from: &bytes) {
+            self.received(frame, context: context)
+        }
+        if bytes.readableBytes > 0 { self.unsplit = bytes }
+    }
+
+    private func received(_ frame: LineFrame, context: ChannelHandlerContext) {
         guard !self.closing else { return }
         if self.busy || !self.queued.isEmpty {
             self.queued.append(frame)
@@ -90,6 +116,10 @@ final class RequestHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
+            if var rest = self.unsplit {
+                self.unsplit = nil
+                if let frame = self.splitter.last(from: &rest) { self.received(frame, context: context) }
+            }
             self.inputClosed = true
             self.closeIfDone(context: context)
         }
@@ -97,6 +127,8 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        self.idleCloser.stop()
+        self.unsplit = nil
         self.unsubscribe()
         self.dispatcher.connectionClosed(self.dispatcherContext)
         self.queued.removeAll()

@@ -4,7 +4,6 @@ import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import UsherCore
-import UsherFraming
 import UsherProtocol
 
 /// Where the server listens.
@@ -170,18 +169,16 @@ package final class SocketServer: Service {
                 channel.eventLoop.execute { events.value.handler?.deliverEvent(line) }
             }
         )
-        let operations = channel.pipeline.syncOperations
-        try operations.addHandler(ByteToMessageHandler(LineFrameDecoder(maximumLineLength: limits.maximumLineBytes)))
-        try operations.addHandler(IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout))
         let handler = RequestHandler(
             dispatcher: dispatcher,
             context: context,
             activity: activity,
+            limits: limits,
             tracker: tracker,
             subscribers: subscribers
         )
         events.value.handler = handler
-        try operations.addHandler(handler)
+        try channel.pipeline.syncOperations.addHandler(handler)
     }
 
     package func run() async throws {
