@@ -38,19 +38,19 @@ struct JSONScanner {
     }
 
     /// Checks that `bytes` is exactly one JSON value within the limits. When it is an object, returns where the
-    /// first member named each of `keys` is (JSON leaves duplicates undefined; the first one wins, as in the decoder).
+    /// first member named each of `keys` (UTF-8, as written on the wire) is (JSON leaves duplicates undefined; the
+    /// first one wins, as in the decoder).
     static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>,
-        keys: [String],
+        keys wanted: [[UInt8]],
         maximumDepth: Int,
         maximumMembers: Int
     ) throws(Failure) -> (kind: Kind, found: [Found?]) {
         var scanner = JSONScanner(bytes, maximumDepth: maximumDepth, maximumMembers: maximumMembers)
-        var found = [Found?](repeating: nil, count: keys.count)
+        var found = [Found?](repeating: nil, count: wanted.count)
         let kind: Kind
         scanner.skipWhitespace()
         if scanner.peek == UInt8(ascii: "{") {
-            let wanted = keys.map { Array($0.utf8) }
             try scanner.object(depth: 1) { key, value in
                 guard let position = Self.position(of: key, in: wanted, bytes), found[position] == nil else { return }
                 found[position] = value

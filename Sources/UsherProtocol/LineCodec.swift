@@ -31,6 +31,10 @@ public enum LineCodec {
     /// nesting up to `maximumDepth`, and at most `maximumMembers` members in any object or array (refused as soon as
     /// the scan reaches one too many). So the work a line can cause before its sender's permission is known is
     /// bounded by its length, and `params` is decoded only for a request that is allowed to run.
+    ///
+    /// Inlinable, so that it is specialised for the caller's collection (the server's `ByteBufferView`) instead of
+    /// going through generic metadata on every request.
+    @inlinable
     public static func decodeHead(
         _ line: some Collection<UInt8>,
         maximumDepth: Int = 64,
@@ -47,7 +51,11 @@ public enum LineCodec {
         }
     }
 
-    private static func decodeHead(
+    /// The members of the envelope, in the order `decodeHead` reads them.
+    private static let envelopeKeys: [[UInt8]] = [Array("id".utf8), Array("method".utf8), Array("params".utf8)]
+
+    @usableFromInline
+    static func decodeHead(
         _ bytes: UnsafeBufferPointer<UInt8>,
         maximumDepth: Int,
         maximumMembers: Int
@@ -60,7 +68,7 @@ public enum LineCodec {
         do {
             scanned = try JSONScanner.scan(
                 bytes,
-                keys: ["id", "method", "params"],
+                keys: Self.envelopeKeys,
                 maximumDepth: maximumDepth,
                 maximumMembers: maximumMembers
             )

@@ -116,7 +116,13 @@ public struct RequestHead: Sendable, Hashable {
     public func peekParam(_ key: String) -> String? {
         guard let bytes = self.paramsBytes else { return nil }
         return bytes.withUnsafeBufferPointer { buffer in
-            guard let found = try? JSONScanner.scan(buffer, keys: [key], maximumDepth: .max, maximumMembers: .max),
+            guard
+                let found = try? JSONScanner.scan(
+                    buffer,
+                    keys: [Array(key.utf8)],
+                    maximumDepth: .max,
+                    maximumMembers: .max
+                ),
                 let value = found.found[0], value.kind == .string
             else { return nil }
             return JSONScanner.string(buffer, value.range)

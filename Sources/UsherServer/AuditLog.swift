@@ -214,12 +214,14 @@ package final class AuditLog: Sendable {
 extension AuditLog.State {
     /// Counts a repeat of `key` when its window is open; false when the record opens a new window.
     fileprivate mutating func countRepeat(of key: AuditLog.Key, at now: ContinuousClock.Instant) -> Bool {
-        if let end = self.current[key]?.windowEnd, now < end {
-            self.current[key]!.repeated += 1
+        // One hash of the key per table: this runs for every audited request.
+        if let index = self.current.index(forKey: key) {
+            guard now < self.current.values[index].windowEnd else { return false }
+            self.current.values[index].repeated += 1
             return true
         }
-        if let end = self.previous[key]?.windowEnd, now < end {
-            self.previous[key]!.repeated += 1
+        if let index = self.previous.index(forKey: key), now < self.previous.values[index].windowEnd {
+            self.previous.values[index].repeated += 1
             return true
         }
         return false
