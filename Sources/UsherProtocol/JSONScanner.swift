@@ -26,6 +26,32 @@ struct JSONScanner {
         var kind: Kind
     }
 
+    /// The members found for up to three wanted keys, by the keys' positions: held inline, so that scanning a
+    /// request line allocates nothing.
+    struct FoundMembers: Sendable {
+        static let capacity = 3
+        private var first: Found?
+        private var second: Found?
+        private var third: Found?
+
+        subscript(position: Int) -> Found? {
+            get {
+                switch position {
+                case 0: self.first
+                case 1: self.second
+                default: self.third
+                }
+            }
+            set {
+                switch position {
+                case 0: self.first = newValue
+                case 1: self.second = newValue
+                default: self.third = newValue
+                }
+            }
+        }
+    }
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maximumDepth: Int
     private let maximumMembers: Int
@@ -45,9 +71,10 @@ struct JSONScanner {
         keys wanted: [[UInt8]],
         maximumDepth: Int,
         maximumMembers: Int
-    ) throws(Failure) -> (kind: Kind, found: [Found?]) {
+    ) throws(Failure) -> (kind: Kind, found: FoundMembers) {
+        precondition(wanted.count <= FoundMembers.capacity)
         var scanner = JSONScanner(bytes, maximumDepth: maximumDepth, maximumMembers: maximumMembers)
-        var found = [Found?](repeating: nil, count: wanted.count)
+        var found = FoundMembers()
         let kind: Kind
         scanner.skipWhitespace()
         if scanner.peek == UInt8(ascii: "{") {
@@ -65,10 +92,12 @@ struct JSONScanner {
     }
 
     /// Decodes the JSON string at `range` (quotes included); nil when it holds an escape that is not a character
-    /// (a lone UTF-16 surrogate).
+    /// (a lone UTF-16 surrogate). `bytes` must have passed `JSONShape.check` (valid UTF-8), as every line has before
+    /// it is scanned.
     static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String? {
         let body = UnsafeBufferPointer(rebasing: bytes[(range.lowerBound + 1)..<(range.upperBound - 1)])
-        guard body.contains(UInt8(ascii: "\\")) else { return String(validating: body, as: UTF8.self) }
+        // Valid UTF-8 already: decoding cannot repair anything, and it is the stdlib's specialised fast path.
+        guard body.contains(UInt8(ascii: "\\")) else { return String(decoding: body, as: UTF8.self) }
         var scalars = String.UnicodeScalarView()
         var utf8: [UInt8] = []
         var position = 0

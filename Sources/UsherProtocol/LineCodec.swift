@@ -64,7 +64,7 @@ public enum LineCodec {
             DecodingFailure(id: id, error: ResponseError(.invalidRequest, message))
         }
         if let problem = JSONShape.check(bytes, maximumDepth: maximumDepth) { throw invalid(problem) }
-        let scanned: (kind: JSONScanner.Kind, found: [JSONScanner.Found?])
+        let scanned: (kind: JSONScanner.Kind, found: JSONScanner.FoundMembers)
         do {
             scanned = try JSONScanner.scan(
                 bytes,

@@ -214,17 +214,21 @@ package final class AuditLog: Sendable {
 extension AuditLog.State {
     /// Counts a repeat of `key` when its window is open; false when the record opens a new window.
     fileprivate mutating func countRepeat(of key: AuditLog.Key, at now: ContinuousClock.Instant) -> Bool {
-        // One hash of the key per table: this runs for every audited request.
+        // One hash of the key per table, and the entry counted in place (not copied out with its logger and
+        // metadata): this runs for every audited request.
         if let index = self.current.index(forKey: key) {
-            guard now < self.current.values[index].windowEnd else { return false }
-            self.current.values[index].repeated += 1
-            return true
+            return Self.countIfOpen(&self.current.values[index], at: now)
         }
-        if let index = self.previous.index(forKey: key), now < self.previous.values[index].windowEnd {
-            self.previous.values[index].repeated += 1
-            return true
+        if let index = self.previous.index(forKey: key) {
+            return Self.countIfOpen(&self.previous.values[index], at: now)
         }
         return false
+    }
+
+    private static func countIfOpen(_ entry: inout AuditLog.Entry, at now: ContinuousClock.Instant) -> Bool {
+        guard now < entry.windowEnd else { return false }
+        entry.repeated += 1
+        return true
     }
 
     /// Opens a window for `key`: the entry of its ended window (if any) and, when the table is full, its older half

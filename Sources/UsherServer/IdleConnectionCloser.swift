@@ -12,10 +12,10 @@ final class ConnectionActivity: Sendable {
     private let requestsInProgress = Atomic<Int>(0)
     private let subscribedFlag = Atomic<Bool>(false)
 
-    /// A request (a complete, non-blank line) is being answered: the connection is busy until it is.
+    /// A request (a complete, non-blank line) is being answered: the connection is busy until it is. (No clock read
+    /// here: a busy connection is never idle, and `requestFinished` starts the idle clock again.)
     func requestStarted() {
         self.requestsInProgress.add(1, ordering: .relaxed)
-        self.touch()
     }
 
     /// The request has been answered (its answer handed to the writer); the idle clock starts again from now.
