@@ -117,25 +117,39 @@ class Bench:
 
     # -- workloads ---------------------------------------------------------------------------------------------
 
-    def reads(self, usherd, echo, agent, label):
-        """The read workloads at 1, 16 and 64 connections, each against echo and ssh-agent in the same round."""
+    def reads(self, few, many, echo, agent):
+        """The read workloads at 1, 16 and 64 connections. For each figure, in turn: ssh-agent (its run before and
+        after are averaged), the echo server, usherd with a handful of users (`few`) and usherd with many users
+        (`many`), so that each ratio compares runs seconds apart on a machine whose speed drifts. Returns the rows of
+        the two daemons."""
         requests = {
             "current_user": '{"id":1,"method":"current_user"}',
             "access_token": '{"id":1,"method":"access_token"}',
-            # The whole list of a handful of users; a page of five on a large device (the whole list would be tens of
-            # megabytes), and on a small one too, to compare the same request.
+            # The whole list of a handful of users (not asked of the large device: tens of megabytes); a page of five,
+            # on both devices, to compare the same request.
+            "list_users": '{"id":1,"method":"list_users"}',
             "list_users/5": '{"id":1,"method":"list_users","params":{"limit":5}}',
         }
-        if label == "few":
-            requests["list_users"] = '{"id":1,"method":"list_users"}'
-        rows = []
+        few_rows, many_rows = [], []
         for connections in (1, 16, 64):
-            agent_figures = self.load(agent, connections, "sshagent")
+            agent_before = self.load(agent, connections, "sshagent")
             for method, line in requests.items():
                 echo_figures = self.load(echo, connections, "line", line)
-                usherd_figures = self.load(usherd, connections, "line", line)
-                rows.append((method, connections, usherd_figures, echo_figures, agent_figures))
-        return rows
+                few_figures = self.load(few, connections, "line", line)
+                many_figures = None if method == "list_users" else self.load(many, connections, "line", line)
+                agent_after = self.load(agent, connections, "sshagent")
+                agent_figures = self.mean(agent_before, agent_after)
+                few_rows.append((method, connections, few_figures, echo_figures, agent_figures))
+                if many_figures:
+                    many_rows.append((method, connections, many_figures, echo_figures, agent_figures))
+                agent_before = agent_after
+        return few_rows, many_rows
+
+    @staticmethod
+    def mean(first, second):
+        """ssh-agent's figure for one usherd figure: the mean of the runs just before and just after it, so that a
+        burst of load from elsewhere on the machine during either run does not decide the ratio alone."""
+        return {key: (first[key] + second[key]) / 2 for key in first}
 
     def switches(self, usherd, echo, agent, user_ids):
         lines = os.path.join(self.directory, "switch.requests")
@@ -145,10 +159,12 @@ class Bench:
                                        "params": {"user_id": user_ids[index % len(user_ids)]}}) + "\n")
         rows = []
         for connections in (1, 16, 64):
-            agent_figures = self.load(agent, connections, "sshagent")
+            agent_before = self.load(agent, connections, "sshagent")
             echo_figures = self.load(echo, connections, "lines", lines)
             usherd_figures = self.load(usherd, connections, "lines", lines)
-            rows.append(("switch_user", connections, usherd_figures, echo_figures, agent_figures))
+            agent_after = self.load(agent, connections, "sshagent")
+            rows.append(("switch_user", connections, usherd_figures, echo_figures,
+                         self.mean(agent_before, agent_after)))
         return rows
 
     def page_through(self, path, process, times, limit=500):
@@ -281,23 +297,26 @@ class Bench:
             login = self.call(sock, {"method": "login", "params": {"credentials": {
                 "type": "email_password", "email": f"p{index}@example.com", "password": "secret123"}}})
             user_ids.append(login["user"]["id"])
-        rows = self.reads(sock, echo_path, agent_path, "few") + self.switches(sock, echo_path, agent_path, user_ids)
+
+        # The large device runs alongside the small one (idle while the other is measured).
+        self.seed("many", self.args.users)
+        many, many_sock, startup = self.start_usherd("many")
+        time.sleep(2)
+        cpu_before = self.cpu_seconds(many)
+        time.sleep(5)
+        idle_cpu = (self.cpu_seconds(many) - cpu_before) / 5 * 100
+        idle_rss = self.rss_mib(many)
+        idle_anonymous = self.anonymous_mib(many)
+
+        rows, many_rows = self.reads(sock, many_sock, echo_path, agent_path)
+        busy_rss = self.rss_mib(many)
+        self.stop(many)
+        rows += self.switches(sock, echo_path, agent_path, user_ids)
         self.print_rows("a handful of users (5)", rows)
         cli = self.cli_wall_time(sock, agent_path)
         self.stop(usherd)
-
-        self.seed("many", self.args.users)
-        usherd, sock, startup = self.start_usherd("many")
-        time.sleep(2)
-        cpu_before = self.cpu_seconds(usherd)
-        time.sleep(5)
-        idle_cpu = (self.cpu_seconds(usherd) - cpu_before) / 5 * 100
-        idle_rss = self.rss_mib(usherd)
-        idle_anonymous = self.anonymous_mib(usherd)
-        many_rows = self.reads(sock, echo_path, agent_path, "many")
-        busy_rss = self.rss_mib(usherd)
-        self.print_rows(f"{self.args.users:,} users (seeded into the database)", many_rows)
-        self.stop(usherd)
+        self.print_rows(f"{self.args.users:,} users (seeded into the database; measured in turn with the 5-user daemon)",
+                        many_rows)
         few_rates = {(method, connections): figures["rate"] for method, connections, figures, _, _ in rows}
         print(f"read rates with {self.args.users:,} users as a share of their rates with 5 users: " + ", ".join(
             f"{method}@{connections} {figures['rate'] / few_rates[(method, connections)]:.2f}"
