@@ -27,7 +27,8 @@ enum FlatParams {
             }
             guard end < bytes.count else { return nil }
             index = end + 1
-            return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            // Valid UTF-8 already (checked with the line): the stdlib's fast path, not the generic validating one.
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
         func literal(_ text: StaticString) -> Bool {
             let count = text.utf8CodeUnitCount
@@ -51,7 +52,8 @@ enum FlatParams {
                 }
                 // A fraction or an exponent is left to the decoder.
                 if index < bytes.count,
-                    [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index])
+                    bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "e")
+                        || bytes[index] == UInt8(ascii: "E")
                 {
                     return nil
                 }
