@@ -97,6 +97,27 @@ struct ProtocolTests {
         }
     }
 
+    /// Lines cut anywhere between writes (inside a `\r\n`, inside a line, the last one never terminated) are put
+    /// back together. Each write but the first is sent once the daemon has answered a line of the write before it,
+    /// so that it has read that write, cut included, before the next one arrives.
+    @Test func linesCutAcrossReadsAreJoined() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            try client.send(raw: Array("{\"id\":1,\"method\":\"hello\"}\n{\"id\":2,\"method\":\"hello\"}\r".utf8))
+            #expect(try await client.readObject()["id"] == 1)
+            try client.send(raw: Array("\n{\"id\":3,\"meth".utf8))
+            #expect(try await client.readObject()["id"] == 2)
+            try client.send(raw: Array("od\":\"hello\"}\n{\"id\":4,".utf8))
+            #expect(try await client.readObject()["id"] == 3)
+            try client.send(raw: Array("\"method\":\"hello\"}".utf8))
+            client.closeWrite()
+            let last = try await client.readObject()
+            #expect(last["id"] == 4)
+            #expect(last["error"] == nil)
+            #expect(try await client.readLine() == nil)
+        }
+    }
+
     /// Writes `count` logged-out users, each with a long name, straight into a fresh state directory (before the
     /// daemon starts), so that `list_users` answers with several megabytes.
     static func seedUsers(_ count: Int, into stateDirectory: String) async throws {
