@@ -118,10 +118,11 @@ class Bench:
     # -- workloads ---------------------------------------------------------------------------------------------
 
     def reads(self, few, many, echo, agent):
-        """The read workloads at 1, 16 and 64 connections. For each figure, in turn: ssh-agent (its run before and
-        after are averaged), the echo server, usherd with a handful of users (`few`) and usherd with many users
-        (`many`), so that each ratio compares runs seconds apart on a machine whose speed drifts. Returns the rows of
-        the two daemons."""
+        """The read workloads at 1, 16 and 64 connections. For each figure, in turn: ssh-agent (its runs before and
+        after are averaged), the echo server, then usherd with a handful of users (`few`) and with many users (`many`)
+        in the order few, many, many, few (each daemon's figure is the mean of its two runs), so that every ratio
+        compares runs seconds apart and a drift of the machine's speed during them weighs on both sides alike. Returns
+        the rows of the two daemons."""
         requests = {
             "current_user": '{"id":1,"method":"current_user"}',
             "access_token": '{"id":1,"method":"access_token"}',
@@ -136,7 +137,11 @@ class Bench:
             for method, line in requests.items():
                 echo_figures = self.load(echo, connections, "line", line)
                 few_figures = self.load(few, connections, "line", line)
-                many_figures = None if method == "list_users" else self.load(many, connections, "line", line)
+                many_figures = None
+                if method != "list_users":
+                    many_figures = self.mean(self.load(many, connections, "line", line),
+                                             self.load(many, connections, "line", line))
+                    few_figures = self.mean(few_figures, self.load(few, connections, "line", line))
                 agent_after = self.load(agent, connections, "sshagent")
                 agent_figures = self.mean(agent_before, agent_after)
                 few_rows.append((method, connections, few_figures, echo_figures, agent_figures))
@@ -147,8 +152,8 @@ class Bench:
 
     @staticmethod
     def mean(first, second):
-        """ssh-agent's figure for one usherd figure: the mean of the runs just before and just after it, so that a
-        burst of load from elsewhere on the machine during either run does not decide the ratio alone."""
+        """The mean of two runs of one workload (latencies too: the mean of the two runs' percentiles), so that a
+        burst of load from elsewhere on the machine during either run does not decide a ratio alone."""
         return {key: (first[key] + second[key]) / 2 for key in first}
 
     def switches(self, usherd, echo, agent, user_ids):
