@@ -89,7 +89,7 @@ final class RequestHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = Self.unwrapInboundIn(data)
         if var start = self.unsplit {
-            // Taken out first, so that appending to it does not copy it.
+            // Taken out first, so that the handler's own reference does not make appending copy it.
             self.unsplit = nil
             start.writeImmutableBuffer(bytes)
             bytes = start
