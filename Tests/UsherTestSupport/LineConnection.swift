@@ -77,8 +77,8 @@ package final class LineConnection {
 
     /// The next line the daemon sent, or nil when it closed the connection.
     ///
-    /// Waits without blocking a thread (a non-blocking poll, then a short sleep), so that tests waiting on the
-    /// daemon never starve other tests of the cooperative pool.
+    /// Waits without blocking a thread of the cooperative pool (see `awaitInput`), so that tests waiting on the
+    /// daemon never starve other tests of it.
     package func readLine() async throws -> String? {
         let deadline = ContinuousClock.now + self.timeout
         // Where the search for the newline resumes: a line of megabytes arrives in many chunks, and each is searched
@@ -112,18 +112,27 @@ package final class LineConnection {
     }
 
     /// Returns once the socket has input (or the peer closed it), throwing at `deadline` (a hang guard). Never blocks a
-    /// thread of the cooperative pool: it polls without waiting, and suspends the task briefly when nothing came.
+    /// thread of the cooperative pool: the wait is a blocking `poll` on a thread of its own, which resumes the task
+    /// the moment input arrives.
     private func awaitInput(until deadline: ContinuousClock.Instant, waitingFor what: String) async throws {
-        while true {
-            guard ContinuousClock.now < deadline else {
-                throw TestSupportError("no \(what) from usherd within \(self.timeout)")
+        let descriptor = self.descriptor
+        let ready = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let waiter = Thread {
+                while true {
+                    let remaining = deadline - ContinuousClock.now
+                    guard remaining > .zero else { return continuation.resume(returning: false) }
+                    let (seconds, attoseconds) = remaining.components
+                    let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+                    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                    let result = poll(&poller, 1, milliseconds)
+                    if result < 0, errno == EINTR { continue }
+                    // Input, the peer's end, or an error on the socket: the read that follows tells which.
+                    return continuation.resume(returning: result != 0)
+                }
             }
-            var poller = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 0)
-            if ready > 0 { return }
-            if ready < 0, errno == EINTR { continue }
-            try await Task.sleep(for: .milliseconds(1))
+            waiter.start()
         }
+        guard ready else { throw TestSupportError("no \(what) from usherd within \(self.timeout)") }
     }
 
     /// A complete line if one has arrived, without waiting; nil when none has (yet). Throws when the daemon closed
