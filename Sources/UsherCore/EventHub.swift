@@ -23,6 +23,8 @@ package final class EventHub: Sendable {
     package struct LineSubscription: Sendable {
         package let id: UInt64
         package let lines: AsyncStream<[UInt8]>
+        /// The seats a seat-scoped subscription (`seatedOnly`) is limited to; nil for any other.
+        package var seats: Set<String>? = nil
     }
 
     private enum Sink {
@@ -34,10 +36,20 @@ package final class EventHub: Sendable {
         var filter: Set<EventName>?
         /// Events about other seats are not delivered (nil: every seat). Events about no seat always are.
         var seats: Set<String>? = nil
+        /// A subscriber whose permission is limited to `seats`: events about no seat (about users, who may be active
+        /// elsewhere) are not delivered to it either, but for `daemon_stopping`.
+        var seatedOnly = false
+        /// On a device whose events name no seat (one seat), the seat that events about a seat are about.
+        var unnamedSeat: String? = nil
         var sink: Sink
 
         func wants(_ event: Event) -> Bool {
             guard self.filter?.contains(event.name) ?? true else { return false }
+            if self.seatedOnly {
+                if case .daemonStopping = event.payload { return true }
+                guard let seat = event.seat ?? (event.isAboutASeat ? self.unnamedSeat : nil) else { return false }
+                return self.seats?.contains(seat) ?? false
+            }
             guard let seats = self.seats, let seat = event.seat else { return true }
             return seats.contains(seat)
         }
@@ -72,18 +84,26 @@ package final class EventHub: Sendable {
     package func subscribeLines(
         filter: Set<EventName>?,
         seats: Set<String>? = nil,
+        seatedOnly: Bool = false,
+        unnamedSeat: String? = nil,
         maximumPendingBytes: Int,
         onOverflow: @escaping @Sendable () -> Void
     ) -> LineSubscription {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
         let sink = Sink.lines(continuation, limit: maximumPendingBytes, pending: 0, onOverflow: onOverflow)
-        let subscriber = Subscriber(filter: filter, seats: seats, sink: sink)
+        let subscriber = Subscriber(
+            filter: filter,
+            seats: seats,
+            seatedOnly: seatedOnly,
+            unnamedSeat: unnamedSeat,
+            sink: sink
+        )
         guard let id = self.register(subscriber) else {
             continuation.finish()
-            return LineSubscription(id: 0, lines: stream)
+            return LineSubscription(id: 0, lines: stream, seats: seatedOnly ? seats : nil)
         }
         continuation.onTermination = { [weak self] _ in self?.cancel(id) }
-        return LineSubscription(id: id, lines: stream)
+        return LineSubscription(id: id, lines: stream, seats: seatedOnly ? seats : nil)
     }
 
     private func register(_ subscriber: Subscriber) -> UInt64? {
@@ -175,6 +195,16 @@ package final class EventHub: Sendable {
                 }
             }
             Self.finish(subscriber)
+        }
+    }
+}
+
+extension Event {
+    /// Whether the event is about one seat (whether or not it names it: a one-seat device's events name none).
+    var isAboutASeat: Bool {
+        switch self.payload {
+        case .activeUserChanged, .seatAdded, .seatRemoved, .switchPending, .leaseBroken: true
+        case .userLoggedIn, .userLoggedOut, .userRemoved, .tokenRefreshed, .refreshFailed, .daemonStopping: false
         }
     }
 }

@@ -40,7 +40,7 @@ package final class LeaseBook: Sendable {
     private struct State {
         var leases: [String: Lease] = [:]
         var nextNumber: UInt64 = 0
-        /// Changes waiting for a seat's delay leases to go: resumed when the last one goes.
+        /// Changes waiting for a seat's delay leases: resumed when one of the seat's leases goes.
         var waiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
         var nextWaiter: UInt64 = 0
     }
@@ -88,7 +88,7 @@ package final class LeaseBook: Sendable {
         let (released, wake) = self.state.withLock { state -> (LeaseInfo?, [CheckedContinuation<Void, Never>]) in
             guard let lease = state.leases[id], lease.holder.connectionID == connectionID else { return (nil, []) }
             state.leases[id] = nil
-            return (lease.info, Self.wakeIfClear(lease.info.seat, in: &state))
+            return (lease.info, Self.wakeWaiters(lease.info.seat, in: &state))
         }
         for waiter in wake { waiter.resume() }
         return released
@@ -103,7 +103,7 @@ package final class LeaseBook: Sendable {
             var released: [LeaseInfo] = []
             for id in ids { released.append(state.leases.removeValue(forKey: id)!.info) }
             var wake: [CheckedContinuation<Void, Never>] = []
-            for seat in Set(released.map(\.seat)) { wake += Self.wakeIfClear(seat, in: &state) }
+            for seat in Set(released.map(\.seat)) { wake += Self.wakeWaiters(seat, in: &state) }
             return (released, wake)
         }
         for waiter in wake { waiter.resume() }
@@ -134,6 +134,13 @@ package final class LeaseBook: Sendable {
         self.all().filter { $0.seat == seat && (mode == nil || $0.mode == mode) }
     }
 
+    /// Whether a connection holds a lease.
+    package func holdsAny(connectionID: UInt64) -> Bool {
+        self.state.withLock { state in
+            !state.leases.isEmpty && state.leases.values.contains { $0.holder.connectionID == connectionID }
+        }
+    }
+
     /// Whether any lease is held on the seat (cheap: the common case is none at all).
     package func isHeld(on seat: String) -> Bool {
         self.state.withLock { state in !state.leases.isEmpty && state.leases.values.contains { $0.info.seat == seat } }
@@ -150,8 +157,9 @@ package final class LeaseBook: Sendable {
         }
     }
 
-    /// Waits until the seat holds no delay lease. Returns at once when it holds none; a cancelled wait returns too.
-    package func waitForDelayLeases(on seat: String) async {
+    /// Waits until a delay lease on the seat is released. Returns at once when the seat holds none; a cancelled wait
+    /// returns too.
+    package func waitForDelayRelease(on seat: String) async {
         let id = self.state.withLock { state -> UInt64 in
             state.nextWaiter += 1
             return state.nextWaiter
@@ -174,10 +182,9 @@ package final class LeaseBook: Sendable {
         state.leases.values.contains { $0.info.seat == seat && $0.info.mode == .delay }
     }
 
-    private static func wakeIfClear(_ seat: String, in state: inout State) -> [CheckedContinuation<Void, Never>] {
-        guard !Self.holdsDelay(seat, in: state), let waiters = state.waiters.removeValue(forKey: seat) else {
-            return []
-        }
+    /// The changes waiting on a seat whose lease was just released: they look at the seat's delay leases again.
+    private static func wakeWaiters(_ seat: String, in state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard let waiters = state.waiters.removeValue(forKey: seat) else { return [] }
         return Array(waiters.values)
     }
 }

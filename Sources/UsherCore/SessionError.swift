@@ -24,4 +24,7 @@ package enum SessionError: Error, Sendable, Equatable {
     case leaseNotFound(String)
     /// The peer's uid holds this many leases already.
     case tooManyLeases(limit: Int)
+    /// The peer's permission is limited to seats, and the request is about `seat`, which is not one of them (nil: about
+    /// no seat at all, such as a user who is active nowhere).
+    case outsideSeatScope(seat: String?)
 }

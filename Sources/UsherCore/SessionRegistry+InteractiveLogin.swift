@@ -24,9 +24,11 @@ extension SessionRegistry {
         loginID: String,
         seat requested: String? = nil,
         move: Bool = false,
-        force: Bool = false
+        force: Bool = false,
+        scope: SeatScope = .everywhere
     ) async throws -> UserResult {
-        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force)
+        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force, scope: scope)
+        try scope.require([placement.seat ?? self.state.defaultSeat])
         guard let dot = loginID.firstIndex(of: "."),
             let provider = try? self.provider(named: String(loginID[..<dot])) as? any InteractiveLoginProviding,
             provider.hasLogin(loginID)

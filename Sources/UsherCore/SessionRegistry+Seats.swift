@@ -78,7 +78,9 @@ extension SessionRegistry {
             if let next = self.seatGates[seat]?.leave() {
                 next.resume()
             } else {
+                // The seat's queue is empty: the next change asked for gives its delay lease holders a new delay.
                 self.seatGates[seat] = nil
+                self.delayDeadlines[seat] = nil
             }
         }
     }

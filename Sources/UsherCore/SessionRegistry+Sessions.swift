@@ -25,11 +25,14 @@ extension SessionRegistry {
         credentials: [String: JSONValue],
         seat requested: String? = nil,
         move: Bool = false,
-        force: Bool = false
+        force: Bool = false,
+        scope: SeatScope = .everywhere
     ) async throws -> UserResult {
         try self.requireRunning()
         let provider = try self.provider(named: name)
-        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force)
+        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force, scope: scope)
+        // Refused before authenticating (which may cost a slow KDF or a round trip); checked again when it commits.
+        try scope.require([placement.seat ?? self.state.defaultSeat])
         let isAnonymous = credentials["type"]?.stringValue == CredentialType.anonymous
         if isAnonymous, let existing = try await self.activateExistingAnonymous(of: provider.name, placement) {
             return existing
@@ -46,6 +49,25 @@ extension SessionRegistry {
         var seat: String?
         var move = false
         var force = false
+        /// Where the peer's permission holds.
+        var scope: SeatScope = .everywhere
+    }
+
+    /// The seats a change that makes `userID` active on `placement.seat` is about: that seat, and the seat the user
+    /// is active on now (which a move takes it from).
+    func seatsAbout(activating userID: String, _ placement: Placement) -> [String] {
+        [placement.seat ?? self.state.defaultSeat] + (self.state.seats.seat(of: userID).map { [$0] } ?? [])
+    }
+
+    /// Admits, inside a change's body, a change that makes `userID` active as `placement` says; then checks that the
+    /// user may go there.
+    func admit(activating userID: String, _ placement: Placement, _ admission: SeatAdmission) throws {
+        try self.admit(
+            admission,
+            changing: self.seatsChanged(activating: userID, placement),
+            touching: self.seatsAbout(activating: userID, placement)
+        )
+        try self.checkPlacement(of: userID, placement)
     }
 
     /// The seats a change that makes `userID` active on `placement.seat` changes (none when it is active there).
@@ -78,8 +100,12 @@ extension SessionRegistry {
         let userID = User.id(provider: provider.name, subject: authentication.subject)
         let deadlines = self.configuration.deadlines
 
-        let changing = self.seatsChanged(activating: userID, placement)
-        let (resultID, draft) = try await self.holdingOff(seats: changing, force: placement.force, to: userID) {
+        let (resultID, draft) = try await self.holdingOff(
+            force: placement.force,
+            scope: placement.scope,
+            to: userID,
+            seats: { self.seatsChanged(activating: userID, placement) }
+        ) { admission in
             try await self.mutate { draft -> String in
                 if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name), existing.id != userID {
                     // Another anonymous login won the race: keep that user and drop the session just opened.
@@ -94,11 +120,11 @@ extension SessionRegistry {
                             )
                         )
                     )
-                    try self.checkPlacement(of: existing.id, placement)
+                    try self.admit(activating: existing.id, placement, admission)
                     self.activate(existing, at: now, on: placement.seat, in: &draft)
                     return existing.id
                 }
-                try self.checkPlacement(of: userID, placement)
+                try self.admit(activating: userID, placement, admission)
                 let existing = self.state[userID]
                 if let existing { draft.revocations += self.revocableSessions(of: existing) }
                 var user =
@@ -160,12 +186,16 @@ extension SessionRegistry {
     private func activateExistingAnonymous(of provider: String, _ placement: Placement) async throws -> UserResult? {
         let now = self.clock.now()
         guard let known = self.state.loggedInAnonymous(of: provider) else { return nil }
-        let changing = self.seatsChanged(activating: known.id, placement)
-        let (userID, draft) = try await self.holdingOff(seats: changing, force: placement.force, to: known.id) {
+        let (userID, draft) = try await self.holdingOff(
+            force: placement.force,
+            scope: placement.scope,
+            to: known.id,
+            seats: { self.seatsChanged(activating: known.id, placement) }
+        ) { admission in
             try await self.mutate { draft -> String? in
                 guard let existing = self.state.loggedInAnonymous(of: provider) else { return nil }
+                try self.admit(activating: existing.id, placement, admission)
                 if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != existing.id {
-                    try self.checkPlacement(of: existing.id, placement)
                     self.activate(existing, at: now, on: placement.seat, in: &draft)
                 }
                 return existing.id
@@ -190,22 +220,28 @@ extension SessionRegistry {
         ifGeneration: Int64?,
         seat requested: String? = nil,
         move: Bool = false,
-        force: Bool = false
+        force: Bool = false,
+        scope: SeatScope = .everywhere
     ) async throws -> UserResult {
         let now = self.clock.now()
-        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force)
+        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force, scope: scope)
         // Refused before waiting for leases: a switch that cannot happen does not hold anyone up.
+        try scope.require(self.seatsAbout(activating: userID, placement))
         if let user = self.state[userID], user.state == .loggedIn { try self.checkPlacement(of: userID, placement) }
-        let changing = self.seatsChanged(activating: userID, placement)
-        let (_, draft) = try await self.holdingOff(seats: changing, force: force, to: userID) {
+        let (_, draft) = try await self.holdingOff(
+            force: force,
+            scope: scope,
+            to: userID,
+            seats: { self.seatsChanged(activating: userID, placement) }
+        ) { admission in
             try await self.mutate { draft in
                 if let ifGeneration, ifGeneration != self.state.generation {
                     throw SessionError.conflict(expected: ifGeneration, actual: self.state.generation)
                 }
+                try self.admit(activating: userID, placement, admission)
                 guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                 guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
                 if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
-                    try self.checkPlacement(of: userID, placement)
                     self.activate(user, at: now, on: placement.seat, in: &draft)
                 }
             }
@@ -218,14 +254,29 @@ extension SessionRegistry {
     package func logout(
         userID requested: String?,
         seat requestedSeat: String? = nil,
-        force: Bool = false
+        force: Bool = false,
+        scope: SeatScope = .everywhere
     ) async throws -> LogoutRequest.Result {
         let seat = try self.seat(named: requestedSeat)
-        let target = try self.resolve(requested, seat: seat)
-        let changing = self.state.seats.seat(of: target.id).map { [$0] } ?? []
-        let (user, draft) = try await self.holdingOff(seats: changing, force: force, to: nil) {
+        // The user is the one named, else the seat's active user: resolved again each time the change is admitted.
+        var target = try self.resolve(requested, seat: seat)
+        try scope.require(self.seatsAbout(target.id, namedUser: requested, seat: seat))
+        let (user, draft) = try await self.holdingOff(
+            force: force,
+            scope: scope,
+            to: nil,
+            seats: {
+                target = try self.resolve(requested, seat: seat)
+                return self.state.seats.seat(of: target.id).map { [$0] } ?? []
+            }
+        ) { admission in
             try await self.mutate { draft -> User in
-                let user = try self.resolve(requested ?? target.id)
+                let user = try self.resolve(target.id)
+                try self.admit(
+                    admission,
+                    changing: self.state.seats.seat(of: user.id).map { [$0] } ?? [],
+                    touching: self.seatsAbout(user.id, namedUser: requested, seat: seat)
+                )
                 if user.state == .loggedIn { self.endSession(of: user, reason: .requested, in: &draft) }
                 return user
             }
@@ -251,10 +302,13 @@ extension SessionRegistry {
         )
     }
 
+    /// Forgets a user. About the whole device, so no seat-scoped permission covers it.
     package func removeUser(_ userID: String, force: Bool = false) async throws -> RemoveUserRequest.Result {
-        let changing = self.state.seats.seat(of: userID).map { [$0] } ?? []
-        let (_, draft) = try await self.holdingOff(seats: changing, force: force, to: nil) {
+        let seatOfUser = { self.state.seats.seat(of: userID).map { [$0] } ?? [] }
+        let (_, draft) = try await self.holdingOff(force: force, scope: .everywhere, to: nil, seats: seatOfUser) {
+            admission in
             try await self.mutate { draft in
+                try self.admit(admission, changing: seatOfUser())
                 guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                 draft.revocations += self.revocableSessions(of: user)
                 draft.deleted.insert(userID)
@@ -265,6 +319,14 @@ extension SessionRegistry {
         _ = await self.revoke(draft.revocations)
         self.logger.debug("remove", metadata: ["user.id": "\(userID)"])
         return RemoveUserRequest.Result(generation: draft.generation, userID: userID)
+    }
+
+    /// The seats a request about a user's session is about: without `user_id`, the seat it names (or the caller's);
+    /// with one, the seat that user is active on (none when it is active nowhere: no seat-scoped permission covers
+    /// it). Shared by `logout`, `access_token` and `refresh`.
+    func seatsAbout(_ userID: String, namedUser: String?, seat: String) -> [String] {
+        guard namedUser != nil else { return [seat] }
+        return self.state.seats.seat(of: userID).map { [$0] } ?? []
     }
 
     /// Ends a user's session inside a change: an anonymous user is removed, any other user kept logged out.

@@ -42,9 +42,12 @@ extension SessionRegistry {
     package func accessToken(
         userID: String?,
         minValidSeconds: Int64,
-        seat: String? = nil
+        seat requested: String? = nil,
+        scope: SeatScope = .everywhere
     ) async throws -> AccessTokenRequest.Result {
-        let user = try self.loggedIn(userID, seat: try self.seat(named: seat))
+        let seat = try self.seat(named: requested)
+        let user = try self.loggedIn(userID, seat: seat)
+        try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
         guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
         let now = self.clock.now()
         let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
@@ -67,6 +70,8 @@ extension SessionRegistry {
                 else { throw error }
                 tokens = stored
             }
+            // The user may have moved to another seat across the refresh: the answer is for the seats in scope only.
+            try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
         }
         return self.tokenResult(user.id, tokens)
     }
@@ -82,8 +87,14 @@ extension SessionRegistry {
         )
     }
 
-    package func refresh(userID: String?, seat: String? = nil) async throws -> RefreshRequest.Result {
-        let user = try self.loggedIn(userID, seat: try self.seat(named: seat))
+    package func refresh(
+        userID: String?,
+        seat requested: String? = nil,
+        scope: SeatScope = .everywhere
+    ) async throws -> RefreshRequest.Result {
+        let seat = try self.seat(named: requested)
+        let user = try self.loggedIn(userID, seat: seat)
+        try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
         let tokens = try await self.refreshTokens(of: user.id)
         return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
     }

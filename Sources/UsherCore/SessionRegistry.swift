@@ -61,6 +61,9 @@ package actor SessionRegistry {
     var seatDirectory: [String: SessionView.SeatEntry] = [:]
     /// One gate per seat: changes of a seat's active user wait for its leases one after the other, in order.
     var seatGates: [String: FIFOGate] = [:]
+    /// For each seat whose changes wait in line, the moment each delay lease on it stops holding them back: given to
+    /// the holder when the first change it delays is asked for, shared by every change queued behind it (`+Leases`).
+    var delayDeadlines: [String: [String: Timestamp]] = [:]
     /// Seat assignments known but not yet in the store (loaded from a database from before seats): written with the
     /// next commit.
     var unrecordedSeats: [String: String?] = [:]
@@ -215,12 +218,15 @@ package actor SessionRegistry {
     package func subscribeLines(
         filter: Set<EventName>?,
         seats: Set<String>? = nil,
+        seatedOnly: Bool = false,
         maximumPendingBytes: Int,
         onOverflow: @escaping @Sendable () -> Void
     ) -> (generation: Int64, subscription: EventHub.LineSubscription) {
         let subscription = self.events.subscribeLines(
             filter: filter,
             seats: seats,
+            seatedOnly: seatedOnly,
+            unnamedSeat: self.seatConfiguration.namesSeats ? nil : self.state.defaultSeat,
             maximumPendingBytes: maximumPendingBytes,
             onOverflow: onOverflow
         )

@@ -196,14 +196,21 @@ package final class SessionView: Sendable {
     package func freshTokenJSON(
         userID: String?,
         seat: String? = nil,
-        minValidSeconds: Int64
-    ) -> (userID: String, expiresAt: Timestamp, json: [UInt8])? {
+        minValidSeconds: Int64,
+        scope: SeatScope = .everywhere
+    ) throws(SessionError) -> (userID: String, expiresAt: Timestamp, json: [UInt8])? {
         let now = self.clock.now()
-        return self.published.withLock { published in
-            guard let id = userID ?? published.state.seats.user(on: seat ?? published.state.defaultSeat),
+        return try self.published.withLock { published throws(SessionError) in
+            let seat = seat ?? published.state.defaultSeat
+            guard let id = userID ?? published.state.seats.user(on: seat),
                 let user = published.state[id],
                 user.state == .loggedIn, let tokens = user.tokens
             else { return nil }
+            // Under the same lock as the token it answers with: the user cannot move between the check and the answer.
+            if case .seats = scope {
+                let about = userID == nil ? [seat] : published.state.seats.seat(of: id).map { [$0] } ?? []
+                try scope.require(about)
+            }
             let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
             let remaining = tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch
             guard remaining > 0, remaining >= required else { return nil }

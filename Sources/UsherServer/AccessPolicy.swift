@@ -1,3 +1,4 @@
+import UsherCore
 import UsherProtocol
 
 /// What a peer may do. Every method needs one permission, except `hello`, which is always allowed.
@@ -22,6 +23,29 @@ package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
         case .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .createAPIKey,
             .listAPIKeys, .deleteAPIKey:
             .manage
+        }
+    }
+}
+
+/// What a request is about, for rules limited to seats (`[[access.rule]] seats = [...]`): the table in
+/// `docs/seats-and-leases.md`. Unscoped rules grant their permissions whatever a request is about.
+package enum SeatReach: Sendable, Hashable {
+    /// Neither a seat nor a user: a seat-scoped rule grants it (`providers`, `jwks`, `register`, `login_begin`, and
+    /// `release`, which only ever ends the connection's own leases).
+    case nothing
+    /// The seats the request names or acts on, which only the state can tell: the registry (or, for reads answered
+    /// from the published state, the view) checks them against the scope, with `SeatScope.require`.
+    case seats
+    /// The whole device, or users wherever they are: no seat-scoped rule grants it.
+    case device
+
+    package static func of(_ method: UsherProtocol.Method) -> SeatReach {
+        switch method {
+        case .hello, .providers, .jwks, .register, .loginBegin, .release: .nothing
+        case .currentUser, .accessToken, .refresh, .login, .loginWait, .switchUser, .logout, .inhibit, .subscribe:
+            .seats
+        case .listUsers, .listSeats, .listLeases, .status, .removeUser, .createAPIKey, .listAPIKeys, .deleteAPIKey:
+            .device
         }
     }
 }
@@ -63,7 +87,8 @@ package struct AccessRule: Sendable, Hashable {
 
     package var principal: Principal
     package var allow: Set<Permission>
-    /// `seats = [...]`: the rule grants its permissions only for requests about these seats; nil: every seat.
+    /// `seats = [...]`: the rule grants its permissions only for requests about these seats and no other (see
+    /// `SeatReach`); nil: every seat.
     package var seats: Set<String>?
 
     package init(_ principal: Principal, allow: Set<Permission>, seats: Set<String>? = nil) {
@@ -102,16 +127,30 @@ package struct AccessPolicy: Sendable, Hashable {
     /// Every permission, built once: the privileged peers' answer on every request.
     private static let everything = Set(Permission.allCases)
 
-    /// The permissions of a peer for a request about `seat` (nil: a request about no seat in particular, or the
-    /// default seat's when rules name seats: see `hasSeatRules`).
-    package func permissions(for peer: PeerCredentials, seat: String? = nil) -> Set<Permission> {
+    /// The permissions a peer has on every seat (what rules limited to seats grant is not among them: see
+    /// `scope(of:for:)`).
+    package func permissions(for peer: PeerCredentials) -> Set<Permission> {
         if self.isPrivileged(peer) { return Self.everything }
         var granted = Set<Permission>()
-        for rule in self.rules where rule.matches(peer) {
-            if let seats = rule.seats, !seats.contains(seat ?? "") { continue }
-            granted.formUnion(rule.allow)
-        }
+        for rule in self.rules where rule.seats == nil && rule.matches(peer) { granted.formUnion(rule.allow) }
         return granted
+    }
+
+    /// Where a peer holds a permission: on every seat when a rule without `seats` grants it, else on the seats of the
+    /// rules that grant it; nil when no rule does.
+    package func scope(of permission: Permission, for peer: PeerCredentials) -> SeatScope? {
+        if self.isPrivileged(peer) { return .everywhere }
+        var seats: Set<String>?
+        for rule in self.rules where rule.allow.contains(permission) && rule.matches(peer) {
+            guard let ruleSeats = rule.seats else { return .everywhere }
+            seats = (seats ?? []).union(ruleSeats)
+        }
+        return seats.map(SeatScope.seats)
+    }
+
+    /// The permissions a peer has for a request about `seat` (for `hello`): on every seat, or on that one.
+    package func permissions(for peer: PeerCredentials, seat: String) -> Set<Permission> {
+        Set(Permission.allCases.filter { self.scope(of: $0, for: peer)?.covers([seat]) ?? false })
     }
 
     /// Whether some rule is scoped to seats: only then does a request's seat matter to its permissions.

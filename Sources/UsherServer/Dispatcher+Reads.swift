@@ -28,6 +28,7 @@ extension Dispatcher {
             case .currentUser:
                 let typed = try CurrentUserRequest(params: params)
                 let seat = try self.seat(typed.seat, context)
+                if case .seats = pending.scope { try pending.scope.require([seat ?? view.defaultSeat]) }
                 return WireWriter.responseLine(id: id, resultJSON: view.currentUserJSON(seat: seat))
             case .listUsers:
                 let typed = try ListUsersRequest(params: params)
@@ -44,7 +45,13 @@ extension Dispatcher {
                 let typed = try AccessTokenRequest(params: params)
                 let minimum = typed.minValid ?? AccessTokenRequest.defaultMinimumValidity
                 let seat = try self.seat(typed.seat, context)
-                guard let answer = view.freshTokenJSON(userID: typed.userID, seat: seat, minValidSeconds: minimum)
+                guard
+                    let answer = try view.freshTokenJSON(
+                        userID: typed.userID,
+                        seat: seat,
+                        minValidSeconds: minimum,
+                        scope: pending.scope
+                    )
                 else {
                     return nil
                 }

@@ -13,15 +13,10 @@ extension Dispatcher {
         return context.seat
     }
 
-    /// The seat whose rules apply to a request, read from its params without decoding them (only when the policy
-    /// has seat-scoped rules). Methods about no seat in particular are checked as being about the default seat.
-    func permissionSeat(_ head: RequestHead, _ context: Context) -> String {
-        head.peekParam("seat") ?? context.seat ?? self.registry.view.defaultSeat
-    }
-
     func answerSeatsAndLeases(
         _ method: Method,
         _ request: Request,
+        _ scope: SeatScope,
         _ context: Context
     ) async throws -> (Outcome, String?, Timestamp?) {
         let id = request.id
@@ -46,7 +41,8 @@ extension Dispatcher {
                 mode: typed.mode,
                 who: typed.who,
                 why: typed.why,
-                holder: holder
+                holder: holder,
+                scope: scope
             )
             context.logger.info(
                 "lease taken",

@@ -96,7 +96,26 @@ package struct Dispatcher: Sendable {
     package struct Pending: Sendable {
         var head: RequestHead
         var method: Method
+        /// Only for `hello`, which reports them.
         var permissions: Set<Permission>
+        /// Where the permission the method needs holds: checked against the seats the request turns out to be about.
+        var scope: SeatScope
+    }
+
+    /// The answer to a request the peer lacks the permission for (on every seat the request is about), audited.
+    private func denied(_ method: Method, _ head: RequestHead, _ required: Permission, _ context: Context) -> [UInt8] {
+        self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", permission: required, context)
+        let limited =
+            self.settings.policy.scope(of: required, for: context.peer) != nil
+            ? " on every seat (this peer has it on some seats only, and \(method.rawValue) is about the whole device)"
+            : ""
+        return LineCodec.encodeError(
+            id: head.id,
+            ResponseError(
+                .permissionDenied,
+                "\(method.rawValue) needs the \"\(required.rawValue)\" permission\(limited)"
+            )
+        )
     }
 
     /// Answers one line. Never throws: every failure becomes an error response.
@@ -134,27 +153,32 @@ package struct Dispatcher: Sendable {
             )
         }
         let policy = self.settings.policy
-        // Only a policy with seat-scoped rules looks at the request's seat (a scan of its params for one key).
-        let permissions =
-            policy.hasSeatRules
-            ? policy.permissions(for: context.peer, seat: self.permissionSeat(head, context))
-            : policy.permissions(for: context.peer)
-        if let required = Permission.required(for: method), !permissions.contains(required) {
-            self.audit(
-                method.rawValue,
-                userID: head.peekParam("user_id"),
-                outcome: "denied",
-                permission: required,
-                context
-            )
-            return .answered(
-                LineCodec.encodeError(
-                    id: head.id,
-                    ResponseError(.permissionDenied, "\(method.rawValue) needs the \"\(required.rawValue)\" permission")
-                )
-            )
+        let required = Permission.required(for: method)
+        var permissions: Set<Permission> = []
+        var scope = SeatScope.everywhere
+        if !policy.hasSeatRules {
+            permissions = policy.permissions(for: context.peer)
+            if let required, !permissions.contains(required) {
+                return .answered(self.denied(method, head, required, context))
+            }
+        } else {
+            // Rules limited to seats: the permission holds on some seats only. Requests about the whole device are
+            // refused here; requests about seats carry the scope to where their seats are known (`SeatReach`).
+            if method == .hello {
+                let seat = head.peekParam("seat") ?? context.seat ?? self.registry.view.defaultSeat
+                permissions = policy.permissions(for: context.peer, seat: seat)
+            }
+            if let required {
+                let reach = SeatReach.of(method)
+                guard let granted = policy.scope(of: required, for: context.peer),
+                    granted == .everywhere || reach != .device
+                else {
+                    return .answered(self.denied(method, head, required, context))
+                }
+                scope = reach == .seats ? granted : .everywhere
+            }
         }
-        let pending = Pending(head: head, method: method, permissions: permissions)
+        let pending = Pending(head: head, method: method, permissions: permissions, scope: scope)
         return self.answerRead(pending, context: context).map(Step.answered) ?? .pending(pending)
     }
 
@@ -168,7 +192,7 @@ package struct Dispatcher: Sendable {
             return .response(LineCodec.encodeError(id: error.id, error.error))
         }
         do {
-            let (outcome, userID, tokenExpiresAt) = try await self.answer(method, request, pending.permissions, context)
+            let (outcome, userID, tokenExpiresAt) = try await self.answer(method, request, pending, context)
             if Self.audited.contains(method) {
                 // A change sent with `force` is recorded as such: it may have broken block leases.
                 let forced = request.params["force"] == .bool(true)
@@ -205,10 +229,11 @@ package struct Dispatcher: Sendable {
     private func answer(
         _ method: Method,
         _ request: Request,
-        _ permissions: Set<Permission>,
+        _ pending: Pending,
         _ context: Context
     ) async throws -> (Outcome, String?, Timestamp?) {
         let id = request.id
+        let scope = pending.scope
         let params = request.params
         if let seat = context.seat, !self.registry.view.isKnown(seat: seat) {
             // logind put the caller on a seat its monitor has not reported yet: logind is the authority on seats.
@@ -230,7 +255,7 @@ package struct Dispatcher: Sendable {
                     server: "usherd",
                     version: self.version,
                     peer: HelloRequest.Peer(uid: context.peer.uid, gid: context.peer.gid, pid: context.peer.pid),
-                    permissions: permissions.sorted().map(\.rawValue)
+                    permissions: pending.permissions.sorted().map(\.rawValue)
                 )
             )
         case .providers:
@@ -256,7 +281,8 @@ package struct Dispatcher: Sendable {
                     credentials: typed.credentials,
                     seat: seat,
                     move: typed.move,
-                    force: typed.force
+                    force: typed.force,
+                    scope: scope
                 )
             }
             return reply(result, user: result.user.id)
@@ -275,12 +301,15 @@ package struct Dispatcher: Sendable {
                 loginID: typed.loginID,
                 seat: try self.seat(typed.seat, context),
                 move: typed.move,
-                force: typed.force
+                force: typed.force,
+                scope: scope
             )
             return reply(result, user: result.user.id)
         case .currentUser:
             let typed = try CurrentUserRequest(params: params)
-            return reply(self.registry.view.currentUser(seat: try self.seat(typed.seat, context)))
+            let seat = try self.seat(typed.seat, context)
+            try scope.require([seat ?? self.registry.view.defaultSeat])
+            return reply(self.registry.view.currentUser(seat: seat))
         case .listUsers:
             // A list too long to answer on the event loop (see `answerRead`): taken from the published state here, off
             // the loop, and written a piece at a time.
@@ -294,7 +323,8 @@ package struct Dispatcher: Sendable {
                 ifGeneration: typed.ifGeneration,
                 seat: try self.seat(typed.seat, context),
                 move: typed.move,
-                force: typed.force
+                force: typed.force,
+                scope: scope
             )
             return reply(result, user: result.user.id)
         case .logout:
@@ -302,7 +332,8 @@ package struct Dispatcher: Sendable {
             let result = try await self.registry.logout(
                 userID: typed.userID,
                 seat: try self.seat(typed.seat, context),
-                force: typed.force
+                force: typed.force,
+                scope: scope
             )
             return reply(result, user: result.user.id)
         case .removeUser:
@@ -313,12 +344,17 @@ package struct Dispatcher: Sendable {
             let result = try await self.registry.accessToken(
                 userID: typed.userID,
                 minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity,
-                seat: try self.seat(typed.seat, context)
+                seat: try self.seat(typed.seat, context),
+                scope: scope
             )
             return reply(result, user: result.userID, tokenExpiresAt: result.expiresAt)
         case .refresh:
             let typed = try RefreshRequest(params: params)
-            let result = try await self.registry.refresh(userID: typed.userID, seat: try self.seat(typed.seat, context))
+            let result = try await self.registry.refresh(
+                userID: typed.userID,
+                seat: try self.seat(typed.seat, context),
+                scope: scope
+            )
             return reply(result, user: result.userID)
         case .createAPIKey:
             let typed = try CreateAPIKeyRequest(params: params)
@@ -342,9 +378,16 @@ package struct Dispatcher: Sendable {
             for seat in typed.seats ?? [] where !self.registry.view.isKnown(seat: seat) {
                 throw SessionError.seatNotFound(seat)
             }
+            // A peer whose `read` is limited to seats subscribes to those seats (all of them, or some), and gets only
+            // the events about them.
+            if case .seats(let allowed) = scope {
+                try scope.require(typed.seats ?? allowed.sorted())
+            }
+            let seats = typed.seats.map(Set.init) ?? scope.limitedTo
             let (generation, subscription) = await self.registry.subscribeLines(
                 filter: filter,
-                seats: typed.seats.map(Set.init),
+                seats: seats,
+                seatedOnly: scope != .everywhere,
                 maximumPendingBytes: self.settings.limits.maximumPendingBytes,
                 onOverflow: {
                     logger.warning("subscriber stopped reading; disconnecting it (limits.max_pending_bytes)")
@@ -358,7 +401,7 @@ package struct Dispatcher: Sendable {
             )
             return (.subscribed(response: response, subscription: subscription), nil, nil)
         case .listSeats, .inhibit, .release, .listLeases:
-            return try await self.answerSeatsAndLeases(method, request, context)
+            return try await self.answerSeatsAndLeases(method, request, scope, context)
         case .status:
             _ = try StatusRequest(params: params)
             let snapshot = await self.registry.snapshot()

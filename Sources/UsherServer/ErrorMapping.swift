@@ -51,6 +51,12 @@ extension ResponseError {
                 self.init(.leaseNotFound, "this connection holds no lease \"\(lease.prefix(64))\"")
             case .tooManyLeases(let limit):
                 self.init(.tooManyLeases, "this uid holds \(limit) leases already (leases.max_per_uid)")
+            case .outsideSeatScope(let seat):
+                let about = seat.map { "seat \($0.prefix(64))" } ?? "a user who is active on none of them"
+                self.init(
+                    .permissionDenied,
+                    "this peer's permission is limited to seats, and the request is about \(about)"
+                )
             }
         case let error as ProviderError:
             switch error {

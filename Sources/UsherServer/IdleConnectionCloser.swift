@@ -48,11 +48,16 @@ final class ConnectionActivity: Sendable {
 final class IdleConnectionCloser {
     private let activity: ConnectionActivity
     private let timeout: TimeAmount
+    /// Whether the connection holds a lease: a lease lives as long as its connection, so a connection that holds one
+    /// is never idle (`usher inhibit` holds its lease for as long as its command runs). Asked only when the timer
+    /// fires, never per request.
+    private let holdsLease: () -> Bool
     private var timer: Scheduled<Void>?
 
-    init(activity: ConnectionActivity, timeout: TimeAmount) {
+    init(activity: ConnectionActivity, timeout: TimeAmount, holdsLease: @escaping () -> Bool = { false }) {
         self.activity = activity
         self.timeout = timeout
+        self.holdsLease = holdsLease
     }
 
     /// On the connection's event loop.
@@ -74,7 +79,7 @@ final class IdleConnectionCloser {
 
     private func check(context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }
-        if self.activity.isBusy {
+        if self.activity.isBusy || self.holdsLease() {
             self.arm(context: context, at: .now() + self.timeout)
             return
         }

@@ -65,7 +65,11 @@ final class RequestHandler: ChannelDuplexHandler {
         subscribers: SubscriberRoster
     ) {
         self.splitter = LineSplitter(maximumLineLength: limits.maximumLineBytes)
-        self.idleCloser = IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout)
+        let leases = dispatcher.registry.leases
+        let connectionID = context.connectionID
+        self.idleCloser = IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout) {
+            leases.holdsAny(connectionID: connectionID)
+        }
         self.dispatcher = dispatcher
         self.dispatcherContext = context
         self.activity = activity
@@ -314,7 +318,11 @@ final class RequestHandler: ChannelDuplexHandler {
     private func forward(_ subscription: EventHub.LineSubscription, context: ChannelHandlerContext) {
         self.subscriptionID = subscription.id
         self.activity.subscribed = true
-        let membership = self.subscribers.add(subscriptionID: subscription.id, peer: self.dispatcherContext.peer)
+        let membership = self.subscribers.add(
+            subscriptionID: subscription.id,
+            peer: self.dispatcherContext.peer,
+            seats: subscription.seats
+        )
         let channel = context.channel
         let events = self.dispatcher.registry.events
         let activity = self.activity

@@ -23,6 +23,8 @@ final class SubscriberRoster: Sendable {
 
     private struct Member {
         var peer: PeerCredentials
+        /// The seats the subscription is limited to (nil: every seat).
+        var seats: Set<String>?
         var membership: Membership
     }
 
@@ -37,13 +39,20 @@ final class SubscriberRoster: Sendable {
 
     /// Registers a subscription. Checks the policy after registering, so a reload that ran while the `subscribe`
     /// request was being answered cannot be missed: either it sees this member, or this check sees its policy.
-    func add(subscriptionID: UInt64, peer: PeerCredentials) -> Membership {
+    func add(subscriptionID: UInt64, peer: PeerCredentials, seats: Set<String>?) -> Membership {
         let membership = Membership(subscriptionID: subscriptionID)
-        self.members.withLock { $0[subscriptionID] = Member(peer: peer, membership: membership) }
-        if !self.settings.policy.permissions(for: peer).contains(.read) {
+        self.members.withLock { $0[subscriptionID] = Member(peer: peer, seats: seats, membership: membership) }
+        if !Self.mayRead(self.settings.policy, peer, seats) {
             self.revoke(subscriptionID)
         }
         return membership
+    }
+
+    /// Whether the policy lets the peer read the events of `seats` (nil: of every seat, and about users).
+    private static func mayRead(_ policy: AccessPolicy, _ peer: PeerCredentials, _ seats: Set<String>?) -> Bool {
+        guard let scope = policy.scope(of: .read, for: peer) else { return false }
+        guard let seats else { return scope == .everywhere }
+        return scope.covers(seats)
     }
 
     /// Ends a subscription (the connection closed, or subscribed again).
@@ -57,7 +66,7 @@ final class SubscriberRoster: Sendable {
     func revokeUnauthorized() {
         let policy = self.settings.policy
         let revoked = self.members.withLock { members in
-            members.filter { !policy.permissions(for: $0.value.peer).contains(.read) }.map(\.key)
+            members.filter { !Self.mayRead(policy, $0.value.peer, $0.value.seats) }.map(\.key)
         }
         for id in revoked { self.revoke(id) }
     }
