@@ -129,6 +129,7 @@ let package = Package(
             name: "usher",
             dependencies: [
                 "UsherClient",
+                "CUsherLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict,

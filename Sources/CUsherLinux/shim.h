@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -31,6 +32,17 @@ static inline int usher_is_dumpable(void) {
 /// The raw value of an extended attribute of an open file (see fgetxattr(2)).
 static inline ssize_t usher_fgetxattr(int fd, const char *name, void *value, size_t size) {
     return fgetxattr(fd, name, value, size);
+}
+
+/// A file descriptor that refers to process `pid` and becomes readable when it exits (pidfd_open(2), Linux 5.3);
+/// -1 with errno set where the kernel lacks it.
+static inline int usher_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 /// Returns the heap's free memory to the system (glibc's malloc_trim(0)).

@@ -108,6 +108,29 @@ public final class BlockingConnection {
         }
     }
 
+    /// The connection's socket, for `poll(2)` beside other descriptors: it is readable when the daemon wrote an
+    /// event (to a lease holder: `switch_pending`, `lease_broken`) or closed the connection. Read with `nextEvent`.
+    public var fileDescriptor: Int32 { self.descriptor }
+
+    /// Whether a whole line the daemon sent is already read and waiting: `poll` on `fileDescriptor` would not see it.
+    public var hasBufferedLine: Bool { self.buffered.contains(UInt8(ascii: "\n")) }
+
+    /// The next event the daemon sent on this connection (blocking until a whole line is there).
+    ///
+    /// - Throws: `UsherClientError.connectionClosed` when the daemon closed the connection.
+    public func nextEvent() throws(UsherClientError) -> Event {
+        if let failure = self.failure { throw failure }
+        do {
+            while true {
+                let line = try self.readLine()
+                if case .event(let event)? = try UsherClient.decodeLine(line) { return event }
+            }
+        } catch {
+            self.failure = error
+            throw error
+        }
+    }
+
     private func write(_ bytes: [UInt8]) throws(UsherClientError) {
         var offset = 0
         while offset < bytes.count {

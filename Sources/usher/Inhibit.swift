@@ -1,4 +1,5 @@
 import ArgumentParser
+import CUsherLinux
 import UsherClient
 
 #if canImport(Glibc)
@@ -54,19 +55,34 @@ extension Usher {
                 )
             )
             if self.options.json { Output.json(lease) }
-            let status = try Self.runToCompletion(self.command)
-            _ = try? connection.send(ReleaseRequest(lease: lease.lease))
-            throw ExitCode(status)
+            var watch = LeaseWatch(connection: connection, lease: lease)
+            let status = try Self.runToCompletion(self.command, watching: &watch)
+            watch.release()
+            guard let lost = watch.lost else { throw ExitCode(status) }
+            Output.error(
+                "the lease \(Terminal.escaped(lease.lease)) on seat \(Terminal.escaped(lease.seat)) was lost while the command "
+                    + "ran: \(lost)"
+            )
+            // The command ran without the protection it asked for: never a success.
+            throw ExitCode(status == 0 ? 1 : status)
         }
 
-        /// Spawns the command (looked up in PATH) with this process's environment and waits for it.
-        static func runToCompletion(_ command: [String]) throws -> Int32 {
+        /// Spawns the command (looked up in PATH) with this process's environment and waits for it, watching the
+        /// lease's connection meanwhile, so that a lease lost while the command runs is reported at once.
+        static func runToCompletion(_ command: [String], watching watch: inout LeaseWatch) throws -> Int32 {
             var pid: pid_t = 0
             var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
             defer { for argument in argv { free(argument) } }
             let spawned = posix_spawnp(&pid, command[0], nil, nil, &argv, environ)
             guard spawned == 0 else {
                 throw CLIError("cannot run \(command[0]): \(String(cString: strerror(spawned)))")
+            }
+            // A descriptor that is readable once the command has exited, to poll beside the connection; without one
+            // (a kernel before 5.3) the lease is checked once the command is done.
+            let exited = usher_pidfd_open(pid)
+            if exited >= 0 {
+                defer { close(exited) }
+                watch.watch(until: exited)
             }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 {
@@ -75,6 +91,73 @@ extension Usher {
             // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import (they are macros).
             let signal = status & 0x7f
             return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        }
+    }
+
+    /// What happens to a lease while its command runs: usherd tells its holder when a forced change breaks it, and
+    /// the lease ends with the connection (the daemon stopped, or closed it).
+    struct LeaseWatch {
+        let connection: BlockingConnection
+        let lease: InhibitRequest.Result
+        /// Why the lease stopped holding, once it did.
+        private(set) var lost: String?
+
+        init(connection: BlockingConnection, lease: InhibitRequest.Result) {
+            self.connection = connection
+            self.lease = lease
+        }
+
+        /// Reads what usherd sends on the lease's connection until `exited` (a pidfd) is readable.
+        mutating func watch(until exited: Int32) {
+            while true {
+                var descriptors = [
+                    pollfd(fd: exited, events: Int16(POLLIN), revents: 0),
+                    pollfd(
+                        fd: self.lost == nil ? self.connection.fileDescriptor : -1,
+                        events: Int16(POLLIN),
+                        revents: 0
+                    ),
+                ]
+                if self.lost == nil, self.connection.hasBufferedLine {
+                    self.readEvent()
+                    continue
+                }
+                let ready = poll(&descriptors, 2, -1)
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                if descriptors[1].revents != 0 { self.readEvent() }
+                if descriptors[0].revents != 0 { return }
+            }
+        }
+
+        private mutating func readEvent() {
+            do {
+                let event = try self.connection.nextEvent()
+                if case .leaseBroken(let id, let reason) = event.payload, id == self.lease.lease {
+                    self.report("broken (\(Terminal.escaped(reason)))")
+                }
+            } catch {
+                self.report("usherd closed the connection that held it")
+            }
+        }
+
+        private mutating func report(_ reason: String) {
+            guard self.lost == nil else { return }
+            self.lost = reason
+            // Said as soon as it happens, while the command still runs.
+            Output.error("the lease \(Terminal.escaped(self.lease.lease)) was lost: \(reason)")
+        }
+
+        /// Releases the lease; a lease that is gone by now was lost.
+        mutating func release() {
+            if self.lost == nil, self.connection.hasBufferedLine { self.readEvent() }
+            do {
+                _ = try self.connection.send(ReleaseRequest(lease: self.lease.lease))
+            } catch {
+                if self.lost == nil { self.lost = "usherd no longer held it when the command ended" }
+            }
         }
     }
 

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import UsherProtocol
+import UsherTestSupport
+
+/// A lease lives as long as its connection: the idle timeout does not end it, and `usher inhibit` says so when it
+/// is lost anyway.
+extension LeasesIntegrationTests {
+    @Test func aConnectionThatHoldsALeaseIsNotIdle() async throws {
+        try await DaemonProcess.with(config: "[limits]\nidle_timeout = \"1s\"\n") { daemon in
+            let holder = try daemon.connect()
+            let lease = try await holder.result("inhibit", ["mode": "block", "who": "pay", "why": "card payment"])
+            // A connection that holds nothing, idle from later on than the holder: once it is closed for being idle,
+            // the holder's idle time has passed too.
+            let idle = try daemon.connect()
+            _ = try await idle.result("hello")
+            idle.timeout = .seconds(120)
+            #expect(try await idle.readLine() == nil)
+            let leases = try await holder.result("list_leases")["leases"]?.arrayValue
+            #expect(leases?.map { $0["lease"] } == [lease["lease"]])
+        }
+    }
+
+    @Test func usherInhibitSaysSoWhenItsLeaseIsLost() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            _ = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            // The command forces the seat's user out through the lease it runs under, and then succeeds.
+            let forcedLogout =
+                #"echo '{"method":"logout","params":{"force":true}}' | socat - "UNIX-CONNECT:$USHER_SOCKET""#
+            let run = try await CLITests.usher(
+                daemon,
+                ["inhibit", "--why", "card payment", "--", "/bin/sh", "-c", forcedLogout]
+            )
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stderr.contains("was lost"), "\(run.stderr)")
+            #expect(run.stderr.contains("broken (forced)"), "\(run.stderr)")
+            // A command that fails keeps its own status.
+            _ = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            let failing = try await CLITests.usher(
+                daemon,
+                ["inhibit", "--why", "x", "--", "/bin/sh", "-c", forcedLogout + "; exit 3"]
+            )
+            #expect(failing.status == 3, "\(failing.stderr)")
+            #expect(failing.stderr.contains("was lost"), "\(failing.stderr)")
+            // A lease nothing broke: no word about it.
+            let quiet = try await CLITests.usher(daemon, ["inhibit", "--why", "x", "--", "/bin/true"])
+            #expect(quiet.status == 0, "\(quiet.stderr)")
+            #expect(!quiet.stderr.contains("lost"))
+        }
+    }
+}
