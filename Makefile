@@ -116,8 +116,11 @@ run: build
 	@echo
 	exec $(BIN)/usherd --config config/usherd.toml --socket $(SOCKET) --state-directory $(RUN_DIR)/state
 
+# Formatting, and Package.swift's graph: every target declares exactly the modules it imports (SwiftPM builds a
+# target that imports an undeclared module whenever another target brought it in, and ignores unused declarations).
 lint:
 	$(SWIFT) format lint --recursive --strict Sources Tests Package.swift
+	python3 tools/check-target-imports.py
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift

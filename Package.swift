@@ -50,6 +50,7 @@ let package = Package(
             name: "UsherStore",
             dependencies: [
                 "UsherCore",
+                "UsherProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -59,6 +60,7 @@ let package = Package(
             name: "UsherProviders",
             dependencies: [
                 "UsherCore",
+                "UsherProtocol",
                 "UsherStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -78,6 +80,7 @@ let package = Package(
                 "UsherProtocol",
                 "UsherFraming",
                 "UsherCore",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -98,7 +101,6 @@ let package = Package(
                 "CSystemd",
                 "CUsherLinux",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                "UsherProtocol",
                 "UsherCore",
                 "UsherStore",
                 "UsherProviders",
@@ -147,7 +149,6 @@ let package = Package(
             name: "UsherTestSupport",
             dependencies: [
                 "UsherProtocol",
-                "UsherClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -169,6 +170,7 @@ let package = Package(
             name: "UsherCoreTests",
             dependencies: [
                 "UsherCore",
+                "UsherProtocol",
                 "UsherStore",
                 "UsherProviders",
                 "UsherTestSupport",
@@ -193,6 +195,7 @@ let package = Package(
             name: "UsherProvidersTests",
             dependencies: [
                 "UsherProviders",
+                "UsherProtocol",
                 "UsherStore",
                 "UsherCore",
                 "UsherTestSupport",
@@ -215,6 +218,7 @@ let package = Package(
                 "UsherProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -226,7 +230,6 @@ let package = Package(
                 "UsherDaemon",
                 "UsherServer",
                 "UsherCore",
-                "UsherProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -240,7 +243,6 @@ let package = Package(
                 "UsherTestSupport",
                 "UsherStore",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -101,7 +101,7 @@ extension SessionRegistry {
 
     /// Runs a change of the active user of some seats once their leases allow it, behind the seats' gates.
     ///
-    /// `seats` names the seats the change would change, read from the state as it is now; `change` runs the change,
+    /// `seats` names the seats the change would change, read from the state as it is now (again in every round); `change` runs the change,
     /// and its body calls `admit` with the seats it changes then. Block leases refuse it with `inhibited`, unless
     /// `force` (their holders then get `lease_broken` once the change is committed). Delay leases make it wait: their
     /// holders get `switch_pending` as soon as the change is asked for, and the change goes on when they are all
@@ -112,7 +112,7 @@ extension SessionRegistry {
         force: Bool,
         scope: SeatScope,
         to userID: String?,
-        seats: () throws -> [String],
+        seats: @autoclosure () throws -> [String],
         _ change: (SeatAdmission) async throws -> T
     ) async throws -> T {
         for round in 1...Self.admissionRounds {

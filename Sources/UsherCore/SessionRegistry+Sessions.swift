@@ -104,7 +104,7 @@ extension SessionRegistry {
             force: placement.force,
             scope: placement.scope,
             to: userID,
-            seats: { self.seatsChanged(activating: userID, placement) }
+            seats: self.seatsChanged(activating: userID, placement)
         ) { admission in
             try await self.mutate { draft -> String in
                 if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name), existing.id != userID {
@@ -190,7 +190,7 @@ extension SessionRegistry {
             force: placement.force,
             scope: placement.scope,
             to: known.id,
-            seats: { self.seatsChanged(activating: known.id, placement) }
+            seats: self.seatsChanged(activating: known.id, placement)
         ) { admission in
             try await self.mutate { draft -> String? in
                 guard let existing = self.state.loggedInAnonymous(of: provider) else { return nil }
@@ -232,7 +232,7 @@ extension SessionRegistry {
             force: force,
             scope: scope,
             to: userID,
-            seats: { self.seatsChanged(activating: userID, placement) }
+            seats: self.seatsChanged(activating: userID, placement)
         ) { admission in
             try await self.mutate { draft in
                 if let ifGeneration, ifGeneration != self.state.generation {
@@ -259,22 +259,17 @@ extension SessionRegistry {
     ) async throws -> LogoutRequest.Result {
         let seat = try self.seat(named: requestedSeat)
         // The user is the one named, else the seat's active user: resolved again each time the change is admitted.
-        var target = try self.resolve(requested, seat: seat)
-        try scope.require(self.seatsAbout(target.id, namedUser: requested, seat: seat))
-        let (user, draft) = try await self.holdingOff(
-            force: force,
-            scope: scope,
-            to: nil,
-            seats: {
-                target = try self.resolve(requested, seat: seat)
-                return self.state.seats.seat(of: target.id).map { [$0] } ?? []
-            }
-        ) { admission in
+        // The user is the one named, else the seat's active user as the request found it.
+        let targetID = try self.resolve(requested, seat: seat).id
+        try scope.require(self.seatsAbout(targetID, namedUser: requested, seat: seat))
+        let seatOfTarget = { self.state.seats.seat(of: targetID).map { [$0] } ?? [] }
+        let (user, draft) = try await self.holdingOff(force: force, scope: scope, to: nil, seats: seatOfTarget()) {
+            admission in
             try await self.mutate { draft -> User in
-                let user = try self.resolve(target.id)
+                let user = try self.resolve(targetID)
                 try self.admit(
                     admission,
-                    changing: self.state.seats.seat(of: user.id).map { [$0] } ?? [],
+                    changing: seatOfTarget(),
                     touching: self.seatsAbout(user.id, namedUser: requested, seat: seat)
                 )
                 if user.state == .loggedIn { self.endSession(of: user, reason: .requested, in: &draft) }
@@ -305,7 +300,7 @@ extension SessionRegistry {
     /// Forgets a user. About the whole device, so no seat-scoped permission covers it.
     package func removeUser(_ userID: String, force: Bool = false) async throws -> RemoveUserRequest.Result {
         let seatOfUser = { self.state.seats.seat(of: userID).map { [$0] } ?? [] }
-        let (_, draft) = try await self.holdingOff(force: force, scope: .everywhere, to: nil, seats: seatOfUser) {
+        let (_, draft) = try await self.holdingOff(force: force, scope: .everywhere, to: nil, seats: seatOfUser()) {
             admission in
             try await self.mutate { draft in
                 try self.admit(admission, changing: seatOfUser())
