@@ -38,7 +38,31 @@ struct WireWriterTests {
 
     static let ids: [RequestID?] = [
         nil, .int(0), .int(-42), .int(Int64.max), .int(Int64.min), .string("a\"b\u{1}"), .double(1.5),
+        .number("123456789012345678901234567890"), .number("1.50"), .number("-0"),
     ]
+
+    /// A `number` id is written as the text it came in, by LineCodec (results, errors, requests) and WireWriter alike.
+    @Test func numberIDsAreWrittenAsTheirText() {
+        let id = RequestID.number("-1.2345678901234567890E+29")
+        let text = "-1.2345678901234567890E+29"
+        let result = StatusRequest.Result(
+            version: "1",
+            uptimeSeconds: 0,
+            generation: 0,
+            users: .init(loggedIn: 0, loggedOut: 0),
+            activeUserID: nil,
+            connections: 0,
+            refresh: .init(scheduled: 0, nextAt: nil, succeeded: 0, failed: 0)
+        )
+        let line = String(decoding: LineCodec.encodeResult(id: id, result), as: UTF8.self)
+        #expect(line.hasPrefix(#"{"id":\#(text),"result":{"#), "\(line)")
+        let error = String(decoding: LineCodec.encodeError(id: id, ResponseError(.conflict, "x")), as: UTF8.self)
+        #expect(error == #"{"error":{"code":"conflict","message":"x"},"id":\#(text)}"# + "\n")
+        let request = String(decoding: LineCodec.encode(Request(id: id, method: "status")), as: UTF8.self)
+        #expect(request == #"{"id":\#(text),"method":"status"}"# + "\n")
+        let written = String(decoding: WireWriter.responseLine(id: id, resultJSON: Array("{}".utf8)), as: UTF8.self)
+        #expect(written == #"{"id":\#(text),"result":{}}"# + "\n")
+    }
 
     private func expectSame(_ written: [UInt8], _ encoded: [UInt8], _ comment: Comment) {
         #expect(
