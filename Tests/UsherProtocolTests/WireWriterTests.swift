@@ -159,16 +159,21 @@ struct WireWriterTests {
         }
     }
 
-    /// The cursor a page ends with names where the next one starts, and nothing else parses as one.
+    /// The cursor a page ends with names where the next one starts and where its pass began, and nothing else
+    /// parses as one: no other spelling of the same numbers, and no added generation past the pass's.
     @Test func cursorsRoundTripAndStrangersAreRefused() {
-        for generation: Int64 in [0, 1, 42, Int64.max] {
-            #expect(
-                ListUsersRequest.addedGeneration(fromCursor: ListUsersRequest.cursor(afterAddedGeneration: generation))
-                    == generation
-            )
+        for (added, pass): (Int64, Int64) in [
+            (1, 1), (1, 42), (42, 42), (999_999_999_999_999_999, 999_999_999_999_999_999),
+        ] {
+            let cursor = ListUsersRequest.Cursor(addedGeneration: added, passGeneration: pass)
+            #expect(ListUsersRequest.Cursor(cursor.text) == cursor, "\(cursor.text)")
         }
-        for stranger in ["", "a", "a-1", "b12", "12", "a1.5", "a99999999999999999999", " a1", "a1 "] {
-            #expect(ListUsersRequest.addedGeneration(fromCursor: stranger) == nil, "\(stranger.debugDescription)")
+        for stranger in [
+            "", "a", "p", "ap", "a1", "a1p", "ap1", "a-1p2", "a+1p2", "a01p2", "a1p02", "a0p1", "a2p1", "b1p2", "1p2",
+            "a1.5p2", "a1p2.0", "a1p2p3", "a1 p2", " a1p2", "a1p2 ", "A1p2", "a1P2", "a٣p٣", "a1p9999999999999999999",
+            "a99999999999999999999p99999999999999999999",
+        ] {
+            #expect(ListUsersRequest.Cursor(stranger) == nil, "\(stranger.debugDescription)")
         }
     }
 }
