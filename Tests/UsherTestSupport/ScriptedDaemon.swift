@@ -46,6 +46,9 @@ package final class ScriptedDaemon: Sendable {
                 let connection = accept(descriptor, nil, nil)
                 guard connection >= 0 else {
                     if errno == EINTR { continue }
+                    // Closed here, not in `stop`: its number cannot be reused by another test's socket while this
+                    // thread may still call `accept` on it.
+                    Glibc.close(descriptor)
                     return
                 }
                 Self.serve(connection, answers: answers, events: eventLines)
@@ -55,10 +58,10 @@ package final class ScriptedDaemon: Sendable {
         thread.start()
     }
 
-    /// Stops accepting (the thread ends at its next `accept`) and removes the socket's directory.
+    /// Stops accepting (the thread's `accept` fails from now on, and the thread closes the socket and ends) and
+    /// removes the socket's directory.
     package func stop() {
         shutdown(self.descriptor, Int32(SHUT_RDWR))
-        Glibc.close(self.descriptor)
         self.directory.remove()
     }
 
