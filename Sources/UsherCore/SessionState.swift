@@ -137,19 +137,25 @@ package struct SessionState: Sendable {
         self.anonymous[provider]?.lazy.compactMap { self[$0] }.max { $0.activeGeneration < $1.activeGeneration }
     }
 
-    /// Up to `limit` users added after `addedGeneration` (from the first when nil), in the order they were added, and
-    /// whether more follow.
-    package func page(after addedGeneration: Int64?, limit: Int) -> (users: [User], more: Bool) {
+    /// Up to `limit` users added after `addedGeneration` (from the first when nil) and at or before `last` (every one
+    /// when nil), in the order they were added, and whether more follow.
+    package func page(
+        after addedGeneration: Int64?,
+        through last: Int64? = nil,
+        limit: Int
+    ) -> (users: [User], more: Bool) {
         let entries = self.order.entries
         var index = addedGeneration.map(self.order.firstIndex(after:)) ?? 0
+        // Entries are in the order of their generation: the page ends at the first one past `last`.
+        let end = last.map(self.order.firstIndex(after:)) ?? entries.count
         var users: [User] = []
         users.reserveCapacity(min(limit, self.table.count))
-        while index < entries.count, users.count < limit {
+        while index < end, users.count < limit {
             if self.isLive(entries[index]), let user = self[entries[index].userID] { users.append(user) }
             index += 1
         }
-        while index < entries.count, !self.isLive(entries[index]) { index += 1 }
-        return (users, index < entries.count)
+        while index < end, !self.isLive(entries[index]) { index += 1 }
+        return (users, index < end)
     }
 
     /// How many entries the order and recency logs hold, dead ones included (for tests: they stay proportional to

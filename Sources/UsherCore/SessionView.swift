@@ -145,7 +145,9 @@ package final class SessionView: Sendable {
     }
 
     /// `list_users`: every user.
-    package func listUsers() -> ListUsersRequest.Result { self.page(limit: nil, after: nil) }
+    package func listUsers() -> ListUsersRequest.Result {
+        self.published.withLock { Self.page(in: $0, limit: nil, after: nil) }
+    }
 
     /// The whole `list_users` result as JSON bytes (without the envelope) when there are at most `maximumUsers`
     /// users; nil for a larger device, whose list is not kept encoded.
@@ -165,29 +167,47 @@ package final class SessionView: Sendable {
     }
 
     /// `list_users`: every user, or a page of `limit` after the cursor `after`.
+    ///
+    /// A pass (the pages from the first to the one without `next`) lists the users there when its first page was
+    /// read, in the order they were added, each at most once: one removed before its page is left out, and users
+    /// added during the pass are not in it (a user removed and added again is added again, at the end of the
+    /// order; listing it there would list it twice).
+    ///
+    /// - Throws: `invalidCursor` for a cursor this daemon cannot have issued: not in the exact form it writes, or
+    ///   naming a generation not reached yet.
     package func listUsers(limit: Int?, after: String?) throws(SessionError) -> ListUsersRequest.Result {
-        var afterGeneration: Int64?
-        if let after {
-            guard let generation = ListUsersRequest.addedGeneration(fromCursor: after) else {
-                throw .invalidCursor
-            }
-            afterGeneration = generation
+        guard let after else { return self.published.withLock { Self.page(in: $0, limit: limit, after: nil) } }
+        guard let cursor = ListUsersRequest.Cursor(after) else { throw .invalidCursor }
+        let result: ListUsersRequest.Result? = self.published.withLock { published in
+            // The generation only grows: a cursor naming one not reached yet was never issued.
+            guard cursor.passGeneration <= published.state.generation else { return nil }
+            return Self.page(in: published, limit: limit, after: cursor)
         }
-        return self.page(limit: limit, after: afterGeneration)
+        guard let result else { throw .invalidCursor }
+        return result
     }
 
-    private func page(limit: Int?, after afterGeneration: Int64?) -> ListUsersRequest.Result {
-        self.published.withLock { published in
-            let (users, more) = published.state.page(after: afterGeneration, limit: limit ?? Int.max)
-            let next =
-                more && limit != nil
-                ? users.last.map { ListUsersRequest.cursor(afterAddedGeneration: $0.addedGeneration) } : nil
-            return ListUsersRequest.Result(
-                generation: published.state.generation,
-                users: users.map { Self.info($0, in: published) },
-                next: next
-            )
-        }
+    /// A page of the published state: the first when `cursor` is nil (its pass begins at the current generation).
+    private static func page(
+        in published: Published,
+        limit: Int?,
+        after cursor: ListUsersRequest.Cursor?
+    ) -> ListUsersRequest.Result {
+        let pass = cursor?.passGeneration ?? published.state.generation
+        let (users, more) = published.state.page(
+            after: cursor?.addedGeneration,
+            through: pass,
+            limit: limit ?? Int.max
+        )
+        let next =
+            more && limit != nil
+            ? users.last.map { ListUsersRequest.Cursor(addedGeneration: $0.addedGeneration, passGeneration: pass).text }
+            : nil
+        return ListUsersRequest.Result(
+            generation: published.state.generation,
+            users: users.map { Self.info($0, in: published) },
+            next: next
+        )
     }
 
     /// The `access_token` answer, as JSON bytes (without the envelope), for the user's (or the active user's) token

@@ -96,14 +96,12 @@ public enum LineCodec {
                     id = .int(integer)
                     break
                 }
-                // Decoded as before the scanner existed, so ids keep their exact type: an integer that fits in 64
-                // bits is an integer, any other number a double, and one out of range is not JSON at all.
-                let wrapped = Data([UInt8(ascii: "[")] + Array(bytes[found.range]) + [UInt8(ascii: "]")])
-                switch (try? JSONDecoder().decode([JSONValue].self, from: wrapped))?.first {
-                case .int(let value)?: id = .int(value)
-                case .double(let value)?: id = .double(value)
-                default: throw invalid("the line is not valid JSON")
-                }
+                // Any other number is kept as its text, to be echoed exactly (issue 26: `123456789012345678901234567890`
+                // came back as `1.2345678901234568e+29`). JSONShape has checked its grammar; one whose value is out of
+                // a double's range (`1e999`) is refused, as `params` refuses it.
+                let text = String(decoding: bytes[found.range], as: UTF8.self)
+                guard let value = Double(text), value.isFinite else { throw invalid("the line is not valid JSON") }
+                id = .number(text)
             default:
                 throw invalid("id must be a string or a number, not \(found.kind.typeName)")
             }
@@ -127,22 +125,30 @@ public enum LineCodec {
         return RequestHead(id: id, method: method, paramsBytes: Array(bytes[params.range]))
     }
 
-    /// The value of a JSON number made only of an optional minus and at most 18 digits (no fraction, no exponent):
-    /// the ids clients send, read without a decoder. Nil for any other number.
+    /// The value of a JSON number made only of an optional minus and digits (no fraction, no exponent) that fits in
+    /// 64 bits: the ids clients send, read without a decoder. Nil for any other number, and for `-0`, whose text
+    /// an integer could not echo.
     static func plainInteger(_ digits: UnsafeBufferPointer<UInt8>.SubSequence) -> Int64? {
         var index = digits.startIndex
         let negative = index < digits.endIndex && digits[index] == UInt8(ascii: "-")
         if negative { index += 1 }
         let count = digits.endIndex - index
-        guard count > 0, count <= 18, count == 1 || digits[index] != UInt8(ascii: "0") else { return nil }
-        var value: Int64 = 0
+        guard count > 0, count <= 19, count == 1 || digits[index] != UInt8(ascii: "0") else { return nil }
+        var magnitude: UInt64 = 0
         while index < digits.endIndex {
             let digit = digits[index] &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
-            value = value * 10 + Int64(digit)
+            // 19 digits can exceed UInt64 only past 9,999,999,999,999,999,999; the multiplication reports it.
+            let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            magnitude = times10 + UInt64(digit)
             index += 1
         }
-        return negative ? -value : value
+        if negative {
+            guard magnitude != 0, magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return Int64(bitPattern: 0 &- magnitude)
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
     /// Encodes a request line, terminated by `\n`.
@@ -153,20 +159,37 @@ public enum LineCodec {
             case .int(let value): object["id"] = .int(value)
             case .double(let value): object["id"] = .double(value)
             case .string(let value): object["id"] = .string(value)
+            case .number: object["id"] = .null
             }
         }
         if !request.params.values.isEmpty { object["params"] = .object(request.params.values) }
-        return self.line(JSONValue.object(object))
+        // Sorted keys: `id` comes first.
+        return self.splicing(request.id, into: self.line(JSONValue.object(object)), atStart: true)
     }
 
     /// Encodes a successful response line.
     public static func encodeResult(id: RequestID?, _ result: some Encodable) -> [UInt8] {
-        self.line(ResultEnvelope(id: id, result: result))
+        // Sorted keys: `{"id":…,"result":…}`, the id first.
+        self.splicing(id, into: self.line(ResultEnvelope(id: id.flatMap(\.encodable), result: result)), atStart: true)
     }
 
     /// Encodes an error response line.
     public static func encodeError(id: RequestID?, _ error: ResponseError) -> [UInt8] {
-        self.line(ErrorEnvelope(id: id, error: error))
+        // Sorted keys: `{"error":…,"id":…}`, the id last.
+        self.splicing(id, into: self.line(ErrorEnvelope(id: id.flatMap(\.encodable), error: error)), atStart: false)
+    }
+
+    /// `line`, encoded with a `null` id in place of a `number` id, with that `null` replaced by the number's text:
+    /// `JSONEncoder` cannot write a number as given text. The id is the line's first member (`atStart`) or its last.
+    private static func splicing(_ id: RequestID?, into line: [UInt8], atStart: Bool) -> [UInt8] {
+        guard case .number(let text) = id else { return line }
+        let null = Array(#""id":null"#.utf8)
+        let replacement = Array(#""id":"#.utf8) + Array(text.utf8)
+        let range = atStart ? 1..<(1 + null.count) : (line.count - 2 - null.count)..<(line.count - 2)
+        guard range.lowerBound >= 0, range.upperBound <= line.count, Array(line[range]) == null else { return line }
+        var spliced = line
+        spliced.replaceSubrange(range, with: replacement)
+        return spliced
     }
 
     /// Encodes an event line.
@@ -214,6 +237,14 @@ public enum LineCodec {
     public static func decode<Result: Decodable>(_ type: Result.Type, from value: JSONValue) throws -> Result {
         let data = try JSONEncoder().encode(value)
         return try JSONDecoder().decode(Result.self, from: data)
+    }
+}
+
+extension RequestID {
+    /// This id for `JSONEncoder`; nil for a `number`, whose text `LineCodec.splicing` writes instead.
+    fileprivate var encodable: RequestID? {
+        if case .number = self { return nil }
+        return self
     }
 }
 

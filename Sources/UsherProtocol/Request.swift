@@ -12,8 +12,15 @@ public let protocolVersion = 1
 /// A request's `id`: echoed back verbatim in its response. JSON allows a string or a number.
 public enum RequestID: Sendable, Hashable, Codable, CustomStringConvertible {
     case int(Int64)
+    /// A number id a client built as a `Double` (the daemon reads every number that is not a 64-bit integer as
+    /// `number`).
     case double(Double)
     case string(String)
+    /// A number id that is not a 64-bit integer (`1.5`, `1e30`, `123456789012345678901234567890`, `-0`), as the
+    /// exact text it was sent in: the answer echoes that text byte for byte, so a client whose JSON library keeps
+    /// big numbers exactly finds its id again. `LineCodec` and `WireWriter` write the text; the `Codable` conformance
+    /// (which cannot write a number's text) writes the nearest `Double`.
+    case number(String)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -32,6 +39,7 @@ public enum RequestID: Sendable, Hashable, Codable, CustomStringConvertible {
         case .int(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
+        case .number(let text): try container.encode(Double(text) ?? 0)
         }
     }
 
@@ -40,6 +48,7 @@ public enum RequestID: Sendable, Hashable, Codable, CustomStringConvertible {
         case .int(let value): String(value)
         case .double(let value): String(value)
         case .string(let value): value
+        case .number(let text): text
         }
     }
 }

@@ -182,6 +182,8 @@ extension RequestID {
         switch self {
         case .int(let value): writer.integer(value)
         case .string(let value): writer.string(value)
+        // The text the client sent, already checked as a JSON number: echoed as it came.
+        case .number(let text): writer.bytes.append(contentsOf: text.utf8)
         case .double: return false
         }
         return true

@@ -114,7 +114,8 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
             !trimmed.contains(where: { $0.isWhitespace || $0.isNewline }), !trimmed.containsControlCharacters
         else { throw .invalidParams("params.email is not a valid email address") }
-        return trimmed
+        // Stored and shown composed (NFC), so that canonically equivalent spellings show as the same bytes.
+        return EmailAddress.composed(trimmed)
     }
 
     private static func validatePassword(_ password: String) throws(ProviderError) {

@@ -36,10 +36,11 @@ package struct LocalRefreshGrant: Sendable, Hashable {
 }
 
 extension AppDatabase {
-    /// Creates an account. Returns false when one with the same email (case-insensitively) exists.
+    /// Creates an account. Returns false when one with the same email exists: the same once normalised
+    /// (`EmailAddress.key`: canonically equivalent spellings, and case, do not matter).
     package func createLocalAccount(provider: String, account: LocalAccount) async throws -> Bool {
         try await self.writer.write { db in
-            let emailKey = account.email.lowercased()
+            let emailKey = EmailAddress.key(account.email)
             let exists =
                 try Bool.fetchOne(
                     db,
@@ -61,12 +62,13 @@ extension AppDatabase {
         }
     }
 
+    /// The account with this email, in any canonically equivalent spelling and any case (`EmailAddress.key`).
     package func localAccount(provider: String, email: String) async throws -> LocalAccount? {
         try await self.writer.read { db in
             try Row.fetchOne(
                 db,
                 sql: "SELECT * FROM local_account WHERE provider = ? AND email_key = ?",
-                arguments: [provider, email.lowercased()]
+                arguments: [provider, EmailAddress.key(email)]
             ).map(Self.account)
         }
     }

@@ -72,6 +72,11 @@ extension AppDatabase {
                 t.column("user_id", .text)
             }
         }
+        migrator.registerMigration("v4-email-nfc") { db in
+            // Issue 26: emails are keyed NFC, then lower case (`EmailAddress.key`); before, only lower case, so
+            // `josé@ex.com` typed composed and decomposed were two accounts. Existing accounts get the new key.
+            try Self.normaliseLocalEmails(db)
+        }
         return migrator
     }
 }

@@ -64,7 +64,9 @@ extension Usher {
                 )
                 guard !session.json else { return }
                 Output.line(
-                    "Registered \(result.email) at \(result.provider). Log in with: usher login --email \(result.email)"
+                    Terminal.escaped(
+                        "Registered \(result.email) at \(result.provider). Log in with: usher login --email \(result.email)"
+                    )
                 )
             }
         }

@@ -66,7 +66,7 @@ extension Usher.Login {
         } else {
             Output.error("To log in, open this URL in a browser:")
         }
-        Output.error(url)
+        Output.error(Terminal.escaped(url))
     }
 
     /// Starts `/usr/bin/env xdg-open URL` with its standard streams on `/dev/null`, and does not wait for it.

@@ -35,9 +35,10 @@ enum Output {
         self.writeAll("\r\u{1B}[K" + (text ?? ""), to: STDERR_FILENO)
     }
 
-    /// Writes a JSON value as one line to stdout, keys sorted.
+    /// Writes a JSON value as one line to stdout, keys sorted, with every control character inside its strings
+    /// escaped (see `Terminal.escapedJSON`): `usher leases --json` on a terminal is as safe as `usher leases`.
     static func json(_ value: some Encodable) {
-        self.writeAll(LineCodec.line(value), to: STDOUT_FILENO)
+        self.writeAll(Terminal.escapedJSON(LineCodec.line(value)), to: STDOUT_FILENO)
     }
 
     private static func writeAll(_ text: String, to descriptor: Int32) {
@@ -64,13 +65,17 @@ enum Output {
     /// Pads columns to their widest cell, two spaces apart; the last column is not padded. Without a header
     /// (`--no-headers`) only the rows are printed. `colours[row][column]` paints a cell when `paint` is on; widths are
     /// measured before painting, so colour never shifts a column.
+    ///
+    /// Every cell is escaped here (`Terminal.escaped`), once for every table: a cell holds text from the daemon, often
+    /// from another uid (a lease's `who` and `why`), and a line feed in one would forge a row. Escaping text that
+    /// was escaped already changes nothing.
     static func table(
         header: [String]?,
         rows: [[String]],
         colours: [[Terminal.Colour?]] = [],
         paint: Bool = false
     ) -> [String] {
-        let all = (header.map { [$0] } ?? []) + rows
+        let all = ((header.map { [$0] } ?? []) + rows).map { $0.map(Terminal.escaped) }
         let columns = all.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columns)
         for row in all {
@@ -149,7 +154,7 @@ enum Format {
     /// `joe@example.com (u_123)`, or the id alone for a user without an email. Escaped: the email came from a
     /// provider.
     static func user(_ user: UserInfo) -> String {
-        user.email.map { "\(Terminal.escaped($0)) (\(user.id))" } ?? user.id
+        Terminal.escaped(user.email.map { "\($0) (\(user.id))" } ?? user.id)
     }
 
     /// Who a person would say a user is: the email, else the name, else the id (an anonymous user has neither).
@@ -178,10 +183,10 @@ enum Format {
     static func userFields(_ user: UserInfo) -> [String] {
         var pairs: [(String, String)] = []
         pairs.append(("user", self.who(user)))
-        if user.email != nil || user.name != nil { pairs.append(("id", user.id)) }
+        if user.email != nil || user.name != nil { pairs.append(("id", Terminal.escaped(user.id))) }
         if let name = user.name, user.email != nil { pairs.append(("name", Terminal.escaped(name))) }
-        pairs.append(("provider", user.provider))
-        pairs.append(("kind", user.kind))
+        pairs.append(("provider", Terminal.escaped(user.provider)))
+        pairs.append(("kind", Terminal.escaped(user.kind)))
         pairs.append(("state", self.state(user.state)))
         pairs.append(("token", self.tokenSummary(user)))
         if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }
@@ -193,7 +198,7 @@ enum Format {
         var text = user.tokenState.rawValue
         if user.tokenState == .retrying, let retryAt = user.retryAt {
             text += " at \(self.timeWithDistance(retryAt))"
-            if let error = user.lastRefreshError { text += " after \(error)" }
+            if let error = user.lastRefreshError { text += " after \(Terminal.escaped(error.rawValue))" }
         } else if user.tokenState != .none, let expiresAt = user.accessTokenExpiresAt {
             text += ", expires \(self.timeWithDistance(expiresAt))"
         }

@@ -65,7 +65,9 @@ extension Usher {
             var refresh = "\(status.refresh.scheduled) scheduled"
             if let next = status.refresh.nextAt { refresh += ", next \(Format.relative(next))" }
             refresh += "; \(status.refresh.succeeded) succeeded, \(status.refresh.failed) failed"
-            pairs.append(("daemon", "usherd \(status.version), up \(Format.duration(status.uptimeSeconds))"))
+            pairs.append(
+                ("daemon", "usherd \(Terminal.escaped(status.version)), up \(Format.duration(status.uptimeSeconds))")
+            )
             pairs.append(("connections", String(status.connections)))
             pairs.append(("refreshes", refresh))
             pairs.append(("generation", String(status.generation)))

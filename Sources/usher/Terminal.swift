@@ -64,6 +64,25 @@ enum Terminal {
         return result
     }
 
+    /// A line of JSON with the control characters JSON lets through raw inside strings (DEL, C1 such as U+009B,
+    /// which terminals take for CSI, the line and paragraph separators, the bidirectional controls) written as
+    /// `\uXXXX`: the same JSON value, and nothing in it that drives a terminal. The encoder has escaped C0 already.
+    static func escapedJSON(_ line: [UInt8]) -> [UInt8] {
+        // Every one of them is outside ASCII but DEL: a line of plain ASCII is left as it is.
+        guard line.contains(where: { $0 >= 0x7F }) else { return line }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(line.count + 16)
+        for scalar in String(decoding: line, as: UTF8.self).unicodeScalars {
+            if scalar.value >= 0x7F, self.isControlCharacter(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                escaped += Array(("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).utf8)
+            } else {
+                UTF8.encode(scalar) { escaped.append($0) }
+            }
+        }
+        return escaped
+    }
+
     /// The control characters that must not reach a terminal as they are: C0, DEL, C1, the line and paragraph
     /// separators, and the bidirectional embeddings, overrides and isolates. The same set as the daemon's
     /// `Unicode.Scalar.isControlCharacter` (UsherCore, which the CLI does not link).

@@ -60,7 +60,7 @@ extension Usher {
                 let result = try await session.perform(RefreshRequest(userID: userID))
                 guard !session.json else { return }
                 Output.line(
-                    "Refreshed the access token of \(result.userID); it expires "
+                    "Refreshed the access token of \(Terminal.escaped(result.userID)); it expires "
                         + Format.timeWithDistance(result.accessTokenExpiresAt) + "."
                 )
             }
@@ -101,7 +101,9 @@ extension Usher {
                     let result = try await session.perform(CreateAPIKeyRequest(name: self.name, userID: userID))
                     if !session.json { Output.line(result.key) }
                     Output.error(
-                        "usher: API key \(result.name) of \(result.userID) will not be shown again; store it now."
+                        Terminal.escaped(
+                            "usher: API key \(result.name) of \(result.userID) will not be shown again; store it now."
+                        )
                     )
                 }
             }
@@ -124,7 +126,7 @@ extension Usher {
                     let result = try await session.perform(ListAPIKeysRequest(userID: userID))
                     guard !session.json else { return }
                     guard !result.apiKeys.isEmpty else {
-                        Output.line("No API keys for \(result.userID).")
+                        Output.line("No API keys for \(Terminal.escaped(result.userID)).")
                         return
                     }
                     let rows = result.apiKeys.map { [$0.name, Format.time($0.createdAt)] }
@@ -152,7 +154,7 @@ extension Usher {
                     let userID = try await session.userID(for: self.user)
                     let result = try await session.perform(DeleteAPIKeyRequest(name: self.name, userID: userID))
                     guard !session.json else { return }
-                    Output.line("Deleted API key \(result.name) of \(result.userID).")
+                    Output.line(Terminal.escaped("Deleted API key \(result.name) of \(result.userID)."))
                 }
             }
         }

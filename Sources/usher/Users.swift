@@ -181,7 +181,7 @@ extension Usher {
                 let result = try await session.perform(LogoutRequest(userID: userID, seat: self.seat))
                 guard !session.json else { return }
                 if result.user.state == .removed {
-                    Output.line("Removed anonymous user \(result.user.id).")
+                    Output.line("Removed anonymous user \(Terminal.escaped(result.user.id)).")
                 } else if result.revoked {
                     Output.line("Logged out \(Format.who(result.user)).")
                 } else {
@@ -209,7 +209,7 @@ extension Usher {
                 let user = try await session.user(for: self.user)
                 let result = try await session.perform(RemoveUserRequest(userID: user?.id ?? self.user))
                 guard !session.json else { return }
-                Output.line("Removed \(user.map(Format.who) ?? result.userID).")
+                Output.line("Removed \(user.map(Format.who) ?? Terminal.escaped(result.userID)).")
             }
         }
     }

@@ -94,16 +94,17 @@ struct Usher: AsyncParsableCommand {
             Output.error("usher: \(Terminal.escaped(error.message)) (\(error.code))")
             return error.code == .noActiveUser || error.code == .userLoggedOut ? Exit.notLoggedIn : Exit.failure
         case UsherClientError.cannotConnect(let location, let failure):
-            Output.error("usher: " + self.unreachableMessage(location, failure))
+            Output.error("usher: " + Terminal.escaped(self.unreachableMessage(location, failure)))
             return Exit.unreachable
         case UsherClientError.connectionClosed:
             Output.error("usher: usherd closed the connection before answering")
             return Exit.unreachable
         case let error as UsherClientError:
-            Output.error("usher: \(error)")
+            Output.error("usher: \(Terminal.escaped(error.description))")
             return Exit.failure
         case let error as CLIError:
-            Output.error("usher: \(error)")
+            // A CLI error can name what the daemon sent (ids and providers of users that share an email).
+            Output.error("usher: \(Terminal.escaped(error.description))")
             return error.exitCode
         case let error as ExitCode:
             return error.rawValue
@@ -116,7 +117,7 @@ struct Usher: AsyncParsableCommand {
             case .success, .validationFailure:
                 return self.reportArgumentError(error)
             default:
-                Output.error("usher: \(error)")
+                Output.error("usher: \(Terminal.escaped(String(describing: error)))")
                 return Exit.failure
             }
         }

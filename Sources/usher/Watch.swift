@@ -70,7 +70,7 @@ extension Usher {
         }
 
         /// `08:03:58 user_logged_in       gen 4  joe@example.com (u_...)`; `names` maps user ids to what to call
-        /// them.
+        /// them. The whole line is escaped: every field of an event came from the daemon, some from other uids.
         static func describe(_ event: Event, names: [String: String] = [:], at time: Timestamp = .now()) -> String {
             func who(_ id: String) -> String { names[id] ?? id }
             let width = EventName.allCases.map(\.rawValue.count).max() ?? 0
@@ -103,7 +103,7 @@ extension Usher {
                 details = "\(lease) (\(Terminal.escaped(reason)))"
             }
             let seat = event.seat.map { "[\($0)] " } ?? ""
-            return details.isEmpty && seat.isEmpty ? line : line + "  " + seat + details
+            return Terminal.escaped(details.isEmpty && seat.isEmpty ? line : line + "  " + seat + details)
         }
     }
 }

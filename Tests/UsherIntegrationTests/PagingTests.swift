@@ -60,4 +60,74 @@ struct PagingTests {
             #expect(try await client.result("list_users", ["limit": 1])["users"] != nil)
         }
     }
+
+    /// Registers and logs in `emails` at the local provider; returns their ids in that order.
+    static func logIn(_ emails: [String], _ client: LineConnection) async throws -> [String] {
+        var ids: [String] = []
+        for email in emails {
+            _ = try? await client.result("register", ["email": .string(email), "password": "secret123"])
+            let login = try await client.result(
+                "login",
+                ["credentials": ["type": "email_password", "email": .string(email), "password": "secret123"]]
+            )
+            ids.append(try #require(login["user"]?["id"]?.stringValue))
+        }
+        return ids
+    }
+
+    @Test func cursorsTheDaemonNeverIssuedAreRefused() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            let ids = try await Self.logIn((1...4).map { "user\($0)@example.com" }, client)
+            let first = try await client.result("list_users", ["limit": 2])
+            let issued = try #require(first["next"]?.stringValue)
+            #expect(
+                Self.ids(try await client.result("list_users", ["limit": 2, "after": .string(issued)])) == [
+                    ids[2], ids[3],
+                ]
+            )
+            // Another spelling of an issued cursor, one past the current generation, none at all.
+            var forged = [
+                "a999999", "a+3", "a0003", "a0", "a-1", "a 3", "a3 ", "a", "A3", "a3.0", "a9223372036854775807",
+                "a99999999999999999999", "a٣", issued + "0", "0" + issued, " " + issued, issued.uppercased(),
+            ]
+            forged.removeAll { $0 == issued }
+            for cursor in forged {
+                #expect(
+                    try await client.errorCode("list_users", ["limit": 2, "after": .string(cursor)])
+                        == "invalid_params",
+                    "cursor \(cursor)"
+                )
+            }
+        }
+    }
+
+    @Test func aUserRemovedAndLoggedInAgainDuringAPassIsListedOnce() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            let emails = (1...5).map { "user\($0)@example.com" }
+            let ids = try await Self.logIn(emails, client)
+
+            let first = try await client.result("list_users", ["limit": 2])
+            var listed = Self.ids(first)
+            #expect(listed == [ids[0], ids[1]])
+            // During the pass: the first user (already listed) is removed and comes back, a newcomer arrives, and a
+            // user not yet listed is removed.
+            _ = try await client.result("remove_user", ["user_id": .string(ids[0])])
+            _ = try await Self.logIn([emails[0], "newcomer@example.com"], client)
+            _ = try await client.result("remove_user", ["user_id": .string(ids[3])])
+
+            var after = first["next"]
+            var pages = 1
+            while let cursor = after, pages < 10 {
+                let page = try await client.result("list_users", ["limit": 2, "after": cursor])
+                listed += Self.ids(page)
+                after = page["next"]
+                pages += 1
+            }
+            #expect(Set(listed).count == listed.count, "no user twice: \(listed)")
+            // Everyone there for the whole pass, once, in the order they were added; the others are not in it.
+            #expect(listed == [ids[0], ids[1], ids[2], ids[4]], "\(listed)")
+        }
+    }
 }

@@ -12,11 +12,17 @@ struct RequestDecodingTests {
         (#"{"id":-42,"method":"hello"}"#, .int(-42)),
         (#"{"id":9223372036854775807,"method":"hello"}"#, .int(.max)),
         (#"{"id":-9223372036854775808,"method":"hello"}"#, .int(.min)),
-        (#"{"id":9223372036854775808,"method":"hello"}"#, .double(9_223_372_036_854_775_808)),
-        (#"{"id":-9223372036854775809,"method":"hello"}"#, .double(-0x1p63)),
-        (#"{"id":1e30,"method":"hello"}"#, .double(1e30)),
-        (#"{"id":1.5,"method":"hello"}"#, .double(1.5)),
-        (#"{"id":-0.25,"method":"hello"}"#, .double(-0.25)),
+        // Any other number is kept as its text, to be echoed exactly.
+        (#"{"id":9223372036854775808,"method":"hello"}"#, .number("9223372036854775808")),
+        (#"{"id":-9223372036854775809,"method":"hello"}"#, .number("-9223372036854775809")),
+        (#"{"id":123456789012345678901234567890,"method":"hello"}"#, .number("123456789012345678901234567890")),
+        (#"{"id":99999999999999999999,"method":"hello"}"#, .number("99999999999999999999")),
+        (#"{"id":1e30,"method":"hello"}"#, .number("1e30")),
+        (#"{"id":1E+2,"method":"hello"}"#, .number("1E+2")),
+        (#"{"id":1.5,"method":"hello"}"#, .number("1.5")),
+        (#"{"id":1.50,"method":"hello"}"#, .number("1.50")),
+        (#"{"id":-0.25,"method":"hello"}"#, .number("-0.25")),
+        (#"{"id":-0,"method":"hello"}"#, .number("-0")),
         (#"{"id":"abc","method":"hello"}"#, .string("abc")),
         (#"{"id":"","method":"hello"}"#, .string("")),
         (#"{"id":"42","method":"hello"}"#, .string("42")),
@@ -56,7 +62,7 @@ struct RequestDecodingTests {
         (#"{"id":6,"method":["hello"]}"#, .int(6), "array"),
         (#"{"id":7,"method":{"name":"hello"}}"#, .int(7), "object"),
         (#"{"id":8,"method":true}"#, .int(8), "boolean"),
-        (#"{"id":2.5,"method":false}"#, .double(2.5), "boolean"),
+        (#"{"id":2.5,"method":false}"#, .number("2.5"), "boolean"),
     ])
     func missingOrMistypedMethodKeepsTheID(line: String, id: RequestID?, message: String) {
         let failure = decodeRequestResult(line).failure
@@ -362,7 +368,8 @@ struct RequestDecodingTests {
     @Test(arguments: [
         Request(id: .int(1), method: "hello"),
         Request(id: nil, method: "status"),
-        Request(id: .double(0.5), method: "list_users"),
+        Request(id: .number("0.5"), method: "list_users"),
+        Request(id: .number("123456789012345678901234567890"), method: "status", params: Params(["n": 1])),
         Request(id: .string("é/\"x\""), method: "switch_user", params: Params(["user_id": "u", "if_generation": 3])),
         Request(
             id: .int(.min),

@@ -38,7 +38,31 @@ struct WireWriterTests {
 
     static let ids: [RequestID?] = [
         nil, .int(0), .int(-42), .int(Int64.max), .int(Int64.min), .string("a\"b\u{1}"), .double(1.5),
+        .number("123456789012345678901234567890"), .number("1.50"), .number("-0"),
     ]
+
+    /// A `number` id is written as the text it came in, by LineCodec (results, errors, requests) and WireWriter alike.
+    @Test func numberIDsAreWrittenAsTheirText() {
+        let id = RequestID.number("-1.2345678901234567890E+29")
+        let text = "-1.2345678901234567890E+29"
+        let result = StatusRequest.Result(
+            version: "1",
+            uptimeSeconds: 0,
+            generation: 0,
+            users: .init(loggedIn: 0, loggedOut: 0),
+            activeUserID: nil,
+            connections: 0,
+            refresh: .init(scheduled: 0, nextAt: nil, succeeded: 0, failed: 0)
+        )
+        let line = String(decoding: LineCodec.encodeResult(id: id, result), as: UTF8.self)
+        #expect(line.hasPrefix(#"{"id":\#(text),"result":{"#), "\(line)")
+        let error = String(decoding: LineCodec.encodeError(id: id, ResponseError(.conflict, "x")), as: UTF8.self)
+        #expect(error == #"{"error":{"code":"conflict","message":"x"},"id":\#(text)}"# + "\n")
+        let request = String(decoding: LineCodec.encode(Request(id: id, method: "status")), as: UTF8.self)
+        #expect(request == #"{"id":\#(text),"method":"status"}"# + "\n")
+        let written = String(decoding: WireWriter.responseLine(id: id, resultJSON: Array("{}".utf8)), as: UTF8.self)
+        #expect(written == #"{"id":\#(text),"result":{}}"# + "\n")
+    }
 
     private func expectSame(_ written: [UInt8], _ encoded: [UInt8], _ comment: Comment) {
         #expect(
@@ -135,16 +159,21 @@ struct WireWriterTests {
         }
     }
 
-    /// The cursor a page ends with names where the next one starts, and nothing else parses as one.
+    /// The cursor a page ends with names where the next one starts and where its pass began, and nothing else
+    /// parses as one: no other spelling of the same numbers, and no added generation past the pass's.
     @Test func cursorsRoundTripAndStrangersAreRefused() {
-        for generation: Int64 in [0, 1, 42, Int64.max] {
-            #expect(
-                ListUsersRequest.addedGeneration(fromCursor: ListUsersRequest.cursor(afterAddedGeneration: generation))
-                    == generation
-            )
+        for (added, pass): (Int64, Int64) in [
+            (1, 1), (1, 42), (42, 42), (999_999_999_999_999_999, 999_999_999_999_999_999),
+        ] {
+            let cursor = ListUsersRequest.Cursor(addedGeneration: added, passGeneration: pass)
+            #expect(ListUsersRequest.Cursor(cursor.text) == cursor, "\(cursor.text)")
         }
-        for stranger in ["", "a", "a-1", "b12", "12", "a1.5", "a99999999999999999999", " a1", "a1 "] {
-            #expect(ListUsersRequest.addedGeneration(fromCursor: stranger) == nil, "\(stranger.debugDescription)")
+        for stranger in [
+            "", "a", "p", "ap", "a1", "a1p", "ap1", "a-1p2", "a+1p2", "a01p2", "a1p02", "a0p1", "a2p1", "b1p2", "1p2",
+            "a1.5p2", "a1p2.0", "a1p2p3", "a1 p2", " a1p2", "a1p2 ", "A1p2", "a1P2", "a٣p٣", "a1p9999999999999999999",
+            "a99999999999999999999p99999999999999999999",
+        ] {
+            #expect(ListUsersRequest.Cursor(stranger) == nil, "\(stranger.debugDescription)")
         }
     }
 }

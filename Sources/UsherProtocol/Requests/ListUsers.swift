@@ -42,12 +42,45 @@ public struct ListUsersRequest: UsherRequest {
         }
     }
 
-    /// The cursor a page ends with: opaque to clients, the generation at which its last user was added.
-    public static func cursor(afterAddedGeneration generation: Int64) -> String { "a\(generation)" }
+    /// Where a page ends, as its `next` says it: opaque to clients, `a<added>p<pass>`.
+    public struct Cursor: Sendable, Hashable {
+        /// The generation at which the page's last user was added: the next page starts after it.
+        public var addedGeneration: Int64
+        /// The generation the pass's first page was read at: users added after it are not in the pass, so that a
+        /// user removed and added again during the pass (at the end of the order) is not listed a second time.
+        public var passGeneration: Int64
 
-    /// The generation a cursor names; nil when it is not one this daemon issued.
-    public static func addedGeneration(fromCursor cursor: String) -> Int64? {
-        guard cursor.hasPrefix("a"), cursor.utf8.count <= 20 else { return nil }
-        return Int64(cursor.dropFirst()).flatMap { $0 >= 0 ? $0 : nil }
+        public init(addedGeneration: Int64, passGeneration: Int64) {
+            self.addedGeneration = addedGeneration
+            self.passGeneration = passGeneration
+        }
+
+        /// The text of `next`.
+        public var text: String { "a\(self.addedGeneration)p\(self.passGeneration)" }
+
+        /// The cursor `text` spells, only in the exact form `text` writes (no sign, no leading zero, nothing
+        /// around it), and only for values a page can end with: an added generation from 1 (the first user is
+        /// added at generation 1) up to the pass's generation. Whether the pass's generation has been reached yet
+        /// is for the caller, which knows the current one.
+        public init?(_ text: String) {
+            let parts = text.utf8.split(separator: UInt8(ascii: "p"), omittingEmptySubsequences: false)
+            guard text.utf8.first == UInt8(ascii: "a"), parts.count == 2,
+                let added = Self.canonicalPositive(parts[0].dropFirst()),
+                let pass = Self.canonicalPositive(parts[1]), added <= pass
+            else { return nil }
+            self.addedGeneration = added
+            self.passGeneration = pass
+        }
+
+        /// The value of 1 to 18 ASCII digits without a leading zero; nil for anything else.
+        private static func canonicalPositive(_ digits: Substring.UTF8View) -> Int64? {
+            guard (1...18).contains(digits.count), digits.first != UInt8(ascii: "0") else { return nil }
+            var value: Int64 = 0
+            for byte in digits {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
     }
 }
