@@ -119,6 +119,10 @@ struct SocketFileTests {
         async let attackerSwaps = OtherUser.run { () -> Int in
             var swaps = 0
             var round = 0
+            // Each directory of the daemon's is attacked once: moving the attacker's own replacements again (as
+            // this loop once did, its filter never matching the moved names) made tens of thousands of directories,
+            // and the test's time went into deleting them.
+            var attacked: Set<String> = []
             while !stop.load(ordering: .relaxed) {
                 round += 1
                 // A short pause between rounds, so that the attacker does not take a whole core from the other
@@ -129,7 +133,8 @@ struct SocketFileTests {
                     if symlink(target, link) == 0, rename(link, path) == 0 { swaps += 1 }
                 }
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: shared)) ?? []
-                where name.hasPrefix(".usherd-") && !name.hasSuffix(".moved") {
+                where name.hasPrefix(".usherd-") && !name.contains(".moved") && !attacked.contains(name) {
+                    attacked.insert(name)
                     let original = "\(shared)/\(name)"
                     if rename(original, original + ".moved\(round)") == 0, mkdir(original, 0o777) == 0 {
                         _ = symlink(target, original + "/s")
