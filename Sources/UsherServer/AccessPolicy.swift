@@ -1,7 +1,8 @@
 import UsherCore
 import UsherProtocol
 
-/// What a peer may do. Every method needs one permission, except `hello`, which is always allowed.
+/// What a peer may do. Every method needs one permission (its handler in `Methods/` names it), except `hello`, which
+/// is always allowed.
 package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
     /// `providers`, `current_user`, `list_users`, `subscribe`, `status`, `jwks`.
     case read
@@ -13,22 +14,11 @@ package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
     package static func < (lhs: Permission, rhs: Permission) -> Bool {
         Self.allCases.firstIndex(of: lhs)! < Self.allCases.firstIndex(of: rhs)!
     }
-
-    /// The permission a method needs; nil for `hello`.
-    package static func required(for method: UsherProtocol.Method) -> Permission? {
-        switch method {
-        case .hello: nil
-        case .providers, .currentUser, .listUsers, .subscribe, .status, .jwks, .listSeats, .listLeases: .read
-        case .accessToken, .refresh, .inhibit, .release: .token
-        case .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .createAPIKey,
-            .listAPIKeys, .deleteAPIKey:
-            .manage
-        }
-    }
 }
 
 /// What a request is about, for rules limited to seats (`[[access.rule]] seats = [...]`): the table in
-/// `docs/seats-and-leases.md`. Unscoped rules grant their permissions whatever a request is about.
+/// `docs/seats-and-leases.md`; each method's handler (`Methods/`) names its own. Unscoped rules grant their
+/// permissions whatever a request is about.
 package enum SeatReach: Sendable, Hashable {
     /// Neither a seat nor a user: a seat-scoped rule grants it (`providers`, `jwks`, `register`, `login_begin`, and
     /// `release`, which only ever ends the connection's own leases).
@@ -38,16 +28,6 @@ package enum SeatReach: Sendable, Hashable {
     case seats
     /// The whole device, or users wherever they are: no seat-scoped rule grants it.
     case device
-
-    package static func of(_ method: UsherProtocol.Method) -> SeatReach {
-        switch method {
-        case .hello, .providers, .jwks, .register, .loginBegin, .release: .nothing
-        case .currentUser, .accessToken, .refresh, .login, .loginWait, .switchUser, .logout, .inhibit, .subscribe:
-            .seats
-        case .listUsers, .listSeats, .listLeases, .status, .removeUser, .createAPIKey, .listAPIKeys, .deleteAPIKey:
-            .device
-        }
-    }
 }
 
 /// The credentials the kernel reports for the process at the other end of a connection (`SO_PEERCRED`,

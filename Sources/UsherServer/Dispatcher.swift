@@ -2,7 +2,8 @@ import Logging
 import UsherCore
 import UsherProtocol
 
-/// Routes one decoded request to the registry and turns the outcome into a response line.
+/// Answers request lines: reads a line's envelope, finds its method's handler (`Methods/`), checks the permission the
+/// handler names against the policy in force, and runs the handler.
 package struct Dispatcher: Sendable {
     /// What answering a request produced.
     package enum Outcome: Sendable {
@@ -49,12 +50,6 @@ package struct Dispatcher: Sendable {
         }
     }
 
-    /// The methods whose every call leaves an audit record.
-    static let audited: Set<Method> = [
-        .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .accessToken, .refresh,
-        .createAPIKey, .deleteAPIKey, .inhibit, .release,
-    ]
-
     package let registry: SessionRegistry
     package let version: String
     package let startedAt: ContinuousClock.Instant
@@ -92,30 +87,11 @@ package struct Dispatcher: Sendable {
         case pending(Pending)
     }
 
-    /// A request that passed the permission check and needs the registry.
+    /// A request that passed the permission check, decoded, with the rest of its answer to run off the event loop.
     package struct Pending: Sendable {
-        var head: RequestHead
-        var method: Method
-        /// Only for `hello`, which reports them.
-        var permissions: Set<Permission>
-        /// Where the permission the method needs holds: checked against the seats the request turns out to be about.
-        var scope: SeatScope
-    }
-
-    /// The answer to a request the peer lacks the permission for (on every seat the request is about), audited.
-    private func denied(_ method: Method, _ head: RequestHead, _ required: Permission, _ context: Context) -> [UInt8] {
-        self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", permission: required, context)
-        let limited =
-            self.settings.policy.scope(of: required, for: context.peer) != nil
-            ? " on every seat (this peer has it on some seats only, and \(method.rawValue) is about the whole device)"
-            : ""
-        return LineCodec.encodeError(
-            id: head.id,
-            ResponseError(
-                .permissionDenied,
-                "\(method.rawValue) needs the \"\(required.rawValue)\" permission\(limited)"
-            )
-        )
+        let handler: MethodHandler
+        let call: MethodHandler.Call
+        let run: @Sendable () async throws -> MethodHandler.Answer
     }
 
     /// Answers one line. Never throws: every failure becomes an error response.
@@ -130,8 +106,8 @@ package struct Dispatcher: Sendable {
     ///
     /// The work is ordered so that a peer cannot make the daemon spend much on a request it may not make: the line is
     /// scanned (bounded by `[limits]`) for its method, the permission is checked against the current policy, and
-    /// only then are the parameters decoded. Reads are answered here, from the registry's published state
-    /// (`Dispatcher+Reads.swift`); everything else is handed to `finish`.
+    /// only then are the parameters decoded, once, into the method's typed request. Reads are answered here, from the
+    /// registry's published state; everything else is handed to `finish`.
     package func begin(line: some Collection<UInt8>, context: Context) -> Step {
         let limits = self.settings.limits
         let head: RequestHead
@@ -152,13 +128,13 @@ package struct Dispatcher: Sendable {
                 )
             )
         }
+        let handler = MethodHandler.for(method)
         let policy = self.settings.policy
-        let required = Permission.required(for: method)
         var permissions: Set<Permission> = []
         var scope = SeatScope.everywhere
         if !policy.hasSeatRules {
             permissions = policy.permissions(for: context.peer)
-            if let required, !permissions.contains(required) {
+            if let required = handler.permission, !permissions.contains(required) {
                 return .answered(self.denied(method, head, required, context))
             }
         } else {
@@ -168,255 +144,97 @@ package struct Dispatcher: Sendable {
                 let seat = head.peekParam("seat") ?? context.seat ?? self.registry.view.defaultSeat
                 permissions = policy.permissions(for: context.peer, seat: seat)
             }
-            if let required {
-                let reach = SeatReach.of(method)
+            if let required = handler.permission {
                 guard let granted = policy.scope(of: required, for: context.peer),
-                    granted == .everywhere || reach != .device
+                    granted == .everywhere || handler.reach != .device
                 else {
                     return .answered(self.denied(method, head, required, context))
                 }
-                scope = reach == .seats ? granted : .everywhere
+                scope = handler.reach == .seats ? granted : .everywhere
             }
         }
-        let pending = Pending(head: head, method: method, permissions: permissions, scope: scope)
-        return self.answerRead(pending, context: context).map(Step.answered) ?? .pending(pending)
+        let params: Params
+        do {
+            params = try head.decodeParams()
+        } catch {
+            return .answered(LineCodec.encodeError(id: error.id, error.error))
+        }
+        let call = MethodHandler.Call(
+            id: head.id,
+            dispatcher: self,
+            context: context,
+            scope: scope,
+            permissions: permissions,
+            params: params
+        )
+        do {
+            switch try handler.start(params, call) {
+            case .answered(let bytes): return .answered(bytes)
+            case .pending(let run): return .pending(Pending(handler: handler, call: call, run: run))
+            }
+        } catch {
+            return .answered(self.failed(handler, call, error))
+        }
     }
 
-    /// The asynchronous half: decodes the parameters and asks the registry.
+    /// The asynchronous half: runs the rest of the handler's answer, through the registry.
     package func finish(_ pending: Pending, context: Context) async -> Outcome {
-        let method = pending.method
-        let request: Request
-        do {
-            request = Request(id: pending.head.id, method: pending.head.method, params: try pending.head.decodeParams())
-        } catch {
-            return .response(LineCodec.encodeError(id: error.id, error.error))
-        }
-        do {
-            let (outcome, userID, tokenExpiresAt) = try await self.answer(method, request, pending, context)
-            if Self.audited.contains(method) {
-                // A change sent with `force` is recorded as such: it may have broken block leases.
-                let forced = request.params["force"] == .bool(true)
-                self.audit(
-                    method.rawValue,
-                    userID: userID,
-                    outcome: forced ? "forced" : "ok",
-                    tokenExpiresAt: tokenExpiresAt,
-                    context
-                )
-            }
-            return outcome
-        } catch {
-            return .response(self.failed(method, request, error, context))
-        }
-    }
-
-    /// The error line for a request that failed, audited when its method is.
-    func failed(_ method: Method, _ request: Request, _ error: any Error, _ context: Context) -> [UInt8] {
-        let wire = ResponseError(mapping: error, logger: context.logger)
-        if Self.audited.contains(method) {
-            self.audit(
-                method.rawValue,
-                userID: request.params["user_id"]?.stringValue,
-                outcome: wire.code.rawValue,
-                error: wire,
-                context
-            )
-        }
-        return LineCodec.encodeError(id: request.id, wire)
-    }
-
-    /// Answers a request; also returns the user it concerned, for the audit record.
-    private func answer(
-        _ method: Method,
-        _ request: Request,
-        _ pending: Pending,
-        _ context: Context
-    ) async throws -> (Outcome, String?, Timestamp?) {
-        let id = request.id
-        let scope = pending.scope
-        let params = request.params
         if let seat = context.seat, !self.registry.view.isKnown(seat: seat) {
             // logind put the caller on a seat its monitor has not reported yet: logind is the authority on seats.
             await self.registry.seatAppeared(seat)
         }
-        func reply(
-            _ result: some Encodable,
-            user: String? = nil,
-            tokenExpiresAt: Timestamp? = nil
-        ) -> (Outcome, String?, Timestamp?) {
-            (.response(LineCodec.encodeResult(id: id, result)), user, tokenExpiresAt)
+        do {
+            let answer = try await pending.run()
+            if pending.handler.isAudited {
+                self.audit(
+                    pending.handler.method.rawValue,
+                    userID: answer.userID,
+                    outcome: answer.forced ? "forced" : "ok",
+                    tokenExpiresAt: answer.tokenExpiresAt,
+                    context
+                )
+            }
+            return answer.outcome
+        } catch {
+            return .response(self.failed(pending.handler, pending.call, error))
         }
-        switch method {
-        case .hello:
-            _ = try HelloRequest(params: params)
-            return reply(
-                HelloRequest.Result(
-                    protocol: protocolVersion,
-                    server: "usherd",
-                    version: self.version,
-                    peer: HelloRequest.Peer(uid: context.peer.uid, gid: context.peer.gid, pid: context.peer.pid),
-                    permissions: pending.permissions.sorted().map(\.rawValue)
-                )
+    }
+
+    /// The error line for a request that failed, audited when its method is.
+    func failed(_ handler: MethodHandler, _ call: MethodHandler.Call, _ error: any Error) -> [UInt8] {
+        let wire = ResponseError(mapping: error, logger: call.context.logger)
+        if handler.isAudited {
+            self.audit(
+                handler.method.rawValue,
+                userID: call.params["user_id"]?.stringValue,
+                outcome: wire.code.rawValue,
+                error: wire,
+                call.context
             )
-        case .providers:
-            _ = try ProvidersRequest(params: params)
-            return reply(ProvidersRequest.Result(providers: await self.registry.providerInfos()))
-        case .register:
-            let typed = try RegisterRequest(params: params)
-            return reply(
-                try await self.throttle.register(email: typed.email, peer: context.peer.uid) {
-                    try await self.registry.register(
-                        provider: typed.provider,
-                        email: typed.email,
-                        password: typed.password
-                    )
-                }
+        }
+        return LineCodec.encodeError(id: call.id, wire)
+    }
+
+    /// The answer to a request the peer lacks the permission for (on every seat the request is about), audited.
+    private func denied(_ method: Method, _ head: RequestHead, _ required: Permission, _ context: Context) -> [UInt8] {
+        self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", permission: required, context)
+        let limited =
+            self.settings.policy.scope(of: required, for: context.peer) != nil
+            ? " on every seat (this peer has it on some seats only, and \(method.rawValue) is about the whole device)"
+            : ""
+        return LineCodec.encodeError(
+            id: head.id,
+            ResponseError(
+                .permissionDenied,
+                "\(method.rawValue) needs the \"\(required.rawValue)\" permission\(limited)"
             )
-        case .login:
-            let typed = try LoginRequest(params: params)
-            let seat = try self.seat(typed.seat, context)
-            let result = try await self.throttle.login(credentials: typed.credentials, peer: context.peer.uid) {
-                try await self.registry.login(
-                    provider: typed.provider,
-                    credentials: typed.credentials,
-                    seat: seat,
-                    move: typed.move,
-                    force: typed.force,
-                    scope: scope
-                )
-            }
-            return reply(result, user: result.user.id)
-        case .loginBegin:
-            let typed = try LoginBeginRequest(params: params)
-            return reply(
-                try await self.registry.loginBegin(
-                    provider: typed.provider,
-                    type: typed.type,
-                    redirectURI: typed.redirectURI
-                )
-            )
-        case .loginWait:
-            let typed = try LoginWaitRequest(params: params)
-            let result = try await self.registry.loginWait(
-                loginID: typed.loginID,
-                seat: try self.seat(typed.seat, context),
-                move: typed.move,
-                force: typed.force,
-                scope: scope
-            )
-            return reply(result, user: result.user.id)
-        case .currentUser:
-            let typed = try CurrentUserRequest(params: params)
-            let seat = try self.seat(typed.seat, context)
-            try scope.require([seat ?? self.registry.view.defaultSeat])
-            return reply(self.registry.view.currentUser(seat: seat))
-        case .listUsers:
-            // A list too long to answer on the event loop (see `answerRead`): taken from the published state here, off
-            // the loop, and written a piece at a time.
-            let typed = try ListUsersRequest(params: params)
-            let result = try self.registry.view.listUsers(limit: typed.limit.map(Int.init), after: typed.after)
-            return (.streamed(ListLineChunks(id: id, result: result)), nil, nil)
-        case .switchUser:
-            let typed = try SwitchUserRequest(params: params)
-            let result = try await self.registry.switchUser(
-                to: typed.userID,
-                ifGeneration: typed.ifGeneration,
-                seat: try self.seat(typed.seat, context),
-                move: typed.move,
-                force: typed.force,
-                scope: scope
-            )
-            return reply(result, user: result.user.id)
-        case .logout:
-            let typed = try LogoutRequest(params: params)
-            let result = try await self.registry.logout(
-                userID: typed.userID,
-                seat: try self.seat(typed.seat, context),
-                force: typed.force,
-                scope: scope
-            )
-            return reply(result, user: result.user.id)
-        case .removeUser:
-            let typed = try RemoveUserRequest(params: params)
-            return reply(try await self.registry.removeUser(typed.userID, force: typed.force), user: typed.userID)
-        case .accessToken:
-            let typed = try AccessTokenRequest(params: params)
-            let result = try await self.registry.accessToken(
-                userID: typed.userID,
-                minValidSeconds: typed.minValid ?? AccessTokenRequest.defaultMinimumValidity,
-                seat: try self.seat(typed.seat, context),
-                scope: scope
-            )
-            return reply(result, user: result.userID, tokenExpiresAt: result.expiresAt)
-        case .refresh:
-            let typed = try RefreshRequest(params: params)
-            let result = try await self.registry.refresh(
-                userID: typed.userID,
-                seat: try self.seat(typed.seat, context),
-                scope: scope
-            )
-            return reply(result, user: result.userID)
-        case .createAPIKey:
-            let typed = try CreateAPIKeyRequest(params: params)
-            let result = try await self.registry.createAPIKey(name: typed.name, userID: typed.userID)
-            return reply(result, user: result.userID)
-        case .listAPIKeys:
-            let typed = try ListAPIKeysRequest(params: params)
-            return reply(try await self.registry.listAPIKeys(userID: typed.userID))
-        case .deleteAPIKey:
-            let typed = try DeleteAPIKeyRequest(params: params)
-            let result = try await self.registry.deleteAPIKey(name: typed.name, userID: typed.userID)
-            return reply(result, user: result.userID)
-        case .jwks:
-            _ = try JWKSRequest(params: params)
-            return reply(JWKSRequest.Result(keys: await self.registry.publicKeys()))
-        case .subscribe:
-            let typed = try SubscribeRequest(params: params)
-            let filter = typed.events.map(Set.init)
-            let logger = context.logger
-            let close = context.close
-            for seat in typed.seats ?? [] where !self.registry.view.isKnown(seat: seat) {
-                throw SessionError.seatNotFound(seat)
-            }
-            // A peer whose `read` is limited to seats subscribes to those seats (all of them, or some), and gets only
-            // the events about them.
-            if case .seats(let allowed) = scope {
-                try scope.require(typed.seats ?? allowed.sorted())
-            }
-            let seats = typed.seats.map(Set.init) ?? scope.limitedTo
-            let (generation, subscription) = await self.registry.subscribeLines(
-                filter: filter,
-                seats: seats,
-                seatedOnly: scope != .everywhere,
-                maximumPendingBytes: self.settings.limits.maximumPendingBytes,
-                onOverflow: {
-                    logger.warning("subscriber stopped reading; disconnecting it (limits.max_pending_bytes)")
-                    close()
-                }
-            )
-            let subscribed = typed.events ?? EventName.subscribable
-            let response = LineCodec.encodeResult(
-                id: id,
-                SubscribeRequest.Result(generation: generation, subscribed: subscribed)
-            )
-            return (.subscribed(response: response, subscription: subscription), nil, nil)
-        case .listSeats, .inhibit, .release, .listLeases:
-            return try await self.answerSeatsAndLeases(method, request, scope, context)
-        case .status:
-            _ = try StatusRequest(params: params)
-            let snapshot = await self.registry.snapshot()
-            let uptime = ContinuousClock.now - self.startedAt
-            return reply(
-                StatusRequest.Result(
-                    version: self.version,
-                    uptimeSeconds: uptime.components.seconds,
-                    generation: snapshot.generation,
-                    users: StatusRequest.UserCounts(loggedIn: snapshot.loggedIn, loggedOut: snapshot.loggedOut),
-                    activeUserID: snapshot.activeUserID,
-                    connections: self.connectionCount(),
-                    refresh: snapshot.refresh
-                )
-            )
+        )
+    }
+
+    /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.
+    package func connectionClosed(_ context: Context) {
+        for lease in self.registry.leases.releaseAll(connectionID: context.connectionID) {
+            self.audit("release", userID: nil, outcome: "connection_closed:\(lease.lease)", context)
         }
     }
 }

@@ -1,0 +1,41 @@
+import UsherProtocol
+
+extension MethodHandler {
+    /// `access_token`: a token valid for at least `min_valid`, answered on the event loop when the published one is,
+    /// else refreshed first through the registry.
+    static let accessToken = MethodHandler(
+        AccessTokenRequest.self,
+        permission: .token,
+        reach: .seats,
+        audited: true,
+        read: { request, call in
+            let minimum = request.minValid ?? AccessTokenRequest.defaultMinimumValidity
+            let seat = try call.seat(request.seat)
+            guard
+                let answer = try call.registry.view.freshTokenJSON(
+                    userID: request.userID,
+                    seat: seat,
+                    minValidSeconds: minimum,
+                    scope: call.scope
+                )
+            else { return nil }
+            call.dispatcher.audit(
+                Method.accessToken.rawValue,
+                userID: answer.userID,
+                outcome: "ok",
+                tokenExpiresAt: answer.expiresAt,
+                call.context
+            )
+            return WireWriter.responseLine(id: call.id, resultJSON: answer.json)
+        },
+        answer: { request, call in
+            let result = try await call.registry.accessToken(
+                userID: request.userID,
+                minValidSeconds: request.minValid ?? AccessTokenRequest.defaultMinimumValidity,
+                seat: try call.seat(request.seat),
+                scope: call.scope
+            )
+            return .result(result, call, userID: result.userID, tokenExpiresAt: result.expiresAt)
+        }
+    )
+}

@@ -1,0 +1,32 @@
+import UsherProtocol
+
+extension MethodHandler {
+    /// Lists of at most this many users (without `limit`) are answered on the event loop; longer ones are built off
+    /// it, so one `list_users` of a huge device does not hold up the other connections of its loop.
+    static let inlineListLimit = 1000
+
+    /// `list_users`: every user on the device, a page at a time.
+    static let listUsers = MethodHandler(
+        ListUsersRequest.self,
+        permission: .read,
+        reach: .device,
+        read: { request, call in
+            let view = call.registry.view
+            guard request.limit != nil else {
+                return view.listUsersJSON(maximumUsers: Self.inlineListLimit).map {
+                    WireWriter.responseLine(id: call.id, resultJSON: $0)
+                }
+            }
+            let result = try view.listUsers(limit: request.limit.map(Int.init), after: request.after)
+            return WireWriter.responseLine(id: call.id, capacity: 600 * result.users.count + 64) {
+                result.write(to: &$0)
+            }
+        },
+        answer: { request, call in
+            // Too long to answer on the event loop: taken from the published state here, off the loop, and written a
+            // piece at a time.
+            let result = try call.registry.view.listUsers(limit: request.limit.map(Int.init), after: request.after)
+            return MethodHandler.Answer(.streamed(ListLineChunks(id: call.id, result: result)))
+        }
+    )
+}

@@ -1,0 +1,24 @@
+import UsherProtocol
+
+extension MethodHandler {
+    /// `login`: authenticates credentials, adds (or finds) the user and makes it active on the seat.
+    static let login = MethodHandler(LoginRequest.self, permission: .manage, reach: .seats, audited: true) {
+        request,
+        call in
+        let seat = try call.seat(request.seat)
+        let result = try await call.dispatcher.throttle.login(
+            credentials: request.credentials,
+            peer: call.context.peer.uid
+        ) {
+            try await call.registry.login(
+                provider: request.provider,
+                credentials: request.credentials,
+                seat: seat,
+                move: request.move,
+                force: request.force,
+                scope: call.scope
+            )
+        }
+        return .result(result, call, userID: result.user.id, forced: request.force)
+    }
+}

@@ -1,0 +1,17 @@
+import UsherProtocol
+
+extension MethodHandler {
+    /// `login_wait`: waits for an interactive login to complete, then logs its user in as `login` does.
+    static let loginWait = MethodHandler(LoginWaitRequest.self, permission: .manage, reach: .seats, audited: true) {
+        request,
+        call in
+        let result = try await call.registry.loginWait(
+            loginID: request.loginID,
+            seat: try call.seat(request.seat),
+            move: request.move,
+            force: request.force,
+            scope: call.scope
+        )
+        return .result(result, call, userID: result.user.id, forced: request.force)
+    }
+}

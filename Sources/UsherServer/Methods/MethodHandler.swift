@@ -1,0 +1,136 @@
+import UsherCore
+import UsherProtocol
+
+/// Everything the server knows about one protocol method, in one value: its name, the permission it needs, what it
+/// is about for rules limited to seats, whether every call is audited, and how it is answered.
+///
+/// Each method is one file of `Methods/` that declares its handler (as Hummingbird registers one handler per route);
+/// the dispatcher finds it with `MethodHandler.for(_:)` and runs it. A handler decodes the request's parameters once,
+/// into its typed request, and answers either at once from the published state (`read`, on the connection's event
+/// loop: no task, no hop to the registry actor) or later through the registry (`answer`).
+package struct MethodHandler: Sendable {
+    package let method: Method
+    /// Nil: always allowed (`hello`).
+    package let permission: Permission?
+    /// What a request is about, for rules limited to seats.
+    package let reach: SeatReach
+    /// Whether every call leaves an audit record (refused requests always do).
+    package let isAudited: Bool
+    /// Decodes the parameters into the typed request and starts answering it.
+    let start: @Sendable (_ params: Params, _ call: Call) throws -> Start
+
+    /// A request being answered: what the handler needs besides its typed request.
+    package struct Call: Sendable {
+        package var id: RequestID?
+        package var dispatcher: Dispatcher
+        package var context: Dispatcher.Context
+        /// Where the peer's permission for this method holds.
+        package var scope: SeatScope
+        /// The peer's permissions (only `hello` reports them; computed only for it).
+        package var permissions: Set<Permission>
+        /// The request's parameters as decoded (for the audit record of a failure).
+        package var params: Params
+
+        /// The registry, for the asynchronous answers.
+        var registry: SessionRegistry { self.dispatcher.registry }
+
+        /// The seat a request is about: the one it names (which must be known), else the caller's seat as logind saw
+        /// it when the connection was accepted, else nil (the registry's default seat).
+        func seat(_ requested: String?) throws(SessionError) -> String? {
+            if let requested {
+                guard self.dispatcher.registry.view.isKnown(seat: requested) else { throw .seatNotFound(requested) }
+                return requested
+            }
+            return self.context.seat
+        }
+    }
+
+    /// How a handler started: answered already, or with the rest to do off the event loop.
+    enum Start: Sendable {
+        case answered([UInt8])
+        case pending(@Sendable () async throws -> Answer)
+    }
+
+    /// What an asynchronous answer produced: the outcome, and what its audit record names.
+    package struct Answer: Sendable {
+        package var outcome: Dispatcher.Outcome
+        package var userID: String?
+        package var tokenExpiresAt: Timestamp?
+        /// Sent with `force`: audited as `forced` (it may have broken block leases).
+        package var forced: Bool
+
+        package init(
+            _ outcome: Dispatcher.Outcome,
+            userID: String? = nil,
+            tokenExpiresAt: Timestamp? = nil,
+            forced: Bool = false
+        ) {
+            self.outcome = outcome
+            self.userID = userID
+            self.tokenExpiresAt = tokenExpiresAt
+            self.forced = forced
+        }
+
+        /// A result line for `call`.
+        package static func result(
+            _ result: some Encodable,
+            _ call: Call,
+            userID: String? = nil,
+            tokenExpiresAt: Timestamp? = nil,
+            forced: Bool = false
+        ) -> Answer {
+            Answer(
+                .response(LineCodec.encodeResult(id: call.id, result)),
+                userID: userID,
+                tokenExpiresAt: tokenExpiresAt,
+                forced: forced
+            )
+        }
+    }
+
+    /// A handler for the typed request `Request`.
+    ///
+    /// - Parameters:
+    ///   - read: the answer from the published state, on the event loop; nil from it (or no `read`): `answer` runs.
+    ///   - answer: the asynchronous answer, through the registry.
+    init<Request: UsherRequest>(
+        _ type: Request.Type,
+        permission: Permission?,
+        reach: SeatReach,
+        audited: Bool = false,
+        read: (@Sendable (Request, Call) throws -> [UInt8]?)? = nil,
+        answer: @escaping @Sendable (Request, Call) async throws -> Answer
+    ) {
+        self.init(method: Request.method, permission: permission, reach: reach, isAudited: audited) { params, call in
+            let request = try Request(params: params)
+            if let read, let bytes = try read(request, call) { return .answered(bytes) }
+            return .pending { try await answer(request, call) }
+        }
+    }
+
+    /// A handler whose every answer comes from the published state, on the event loop.
+    static func inline<Request: UsherRequest>(
+        _ type: Request.Type,
+        permission: Permission?,
+        reach: SeatReach,
+        _ answer: @escaping @Sendable (Request, Call) throws -> [UInt8]
+    ) -> MethodHandler {
+        MethodHandler(method: Request.method, permission: permission, reach: reach, isAudited: false) { params, call in
+            .answered(try answer(try Request(params: params), call))
+        }
+    }
+
+    private init(
+        method: Method,
+        permission: Permission?,
+        reach: SeatReach,
+        isAudited: Bool,
+        start: @escaping @Sendable (Params, Call) throws -> Start
+    ) {
+        self.method = method
+        self.permission = permission
+        self.reach = reach
+        self.isAudited = isAudited
+        self.start = start
+    }
+}

@@ -1,0 +1,11 @@
+import UsherProtocol
+
+extension MethodHandler {
+    /// `remove_user`: forgets a user entirely.
+    static let removeUser = MethodHandler(RemoveUserRequest.self, permission: .manage, reach: .device, audited: true) {
+        request,
+        call in
+        let result = try await call.registry.removeUser(request.userID, force: request.force)
+        return .result(result, call, userID: request.userID, forced: request.force)
+    }
+}
