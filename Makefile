@@ -121,6 +121,8 @@ run: build
 lint:
 	$(SWIFT) format lint --recursive --strict Sources Tests Package.swift
 	python3 tools/check-target-imports.py
+	@# The core speaks in users, changes and events; the server owns every byte on the wire.
+	@! grep -rn 'WireWriter\|LineCodec' Sources/UsherCore || { echo "UsherCore uses a wire encoder (above)"; exit 1; }
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift

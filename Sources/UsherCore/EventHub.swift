@@ -29,7 +29,13 @@ package final class EventHub: Sendable {
 
     private enum Sink {
         case events(AsyncStream<Event>.Continuation)
-        case lines(AsyncStream<[UInt8]>.Continuation, limit: Int, pending: Int, onOverflow: @Sendable () -> Void)
+        case lines(
+            AsyncStream<[UInt8]>.Continuation,
+            format: EventLineFormat,
+            limit: Int,
+            pending: Int,
+            onOverflow: @Sendable () -> Void
+        )
     }
 
     private struct Subscriber {
@@ -86,11 +92,18 @@ package final class EventHub: Sendable {
         seats: Set<String>? = nil,
         seatedOnly: Bool = false,
         unnamedSeat: String? = nil,
+        format: EventLineFormat,
         maximumPendingBytes: Int,
         onOverflow: @escaping @Sendable () -> Void
     ) -> LineSubscription {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
-        let sink = Sink.lines(continuation, limit: maximumPendingBytes, pending: 0, onOverflow: onOverflow)
+        let sink = Sink.lines(
+            continuation,
+            format: format,
+            limit: maximumPendingBytes,
+            pending: 0,
+            onOverflow: onOverflow
+        )
         let subscriber = Subscriber(
             filter: filter,
             seats: seats,
@@ -118,10 +131,14 @@ package final class EventHub: Sendable {
     /// Records that a line subscriber has written `byteCount` bytes of what it was given.
     package func acknowledge(_ id: UInt64, byteCount: Int) {
         self.state.withLock { state in
-            guard case .lines(let continuation, let limit, let pending, let onOverflow)? = state.subscribers[id]?.sink
+            guard
+                case .lines(let continuation, let format, let limit, let pending, let onOverflow)? =
+                    state
+                    .subscribers[id]?.sink
             else { return }
             state.subscribers[id]?.sink = .lines(
                 continuation,
+                format: format,
                 limit: limit,
                 pending: max(0, pending - byteCount),
                 onOverflow: onOverflow
@@ -137,13 +154,14 @@ package final class EventHub: Sendable {
     private static func finish(_ subscriber: Subscriber) {
         switch subscriber.sink {
         case .events(let continuation): continuation.finish()
-        case .lines(let continuation, _, _, _): continuation.finish()
+        case .lines(let continuation, _, _, _, _): continuation.finish()
         }
     }
 
     package func publish(_ events: [Event]) {
         guard !events.isEmpty else { return }
-        var encoded: [Int: [UInt8]] = [:]
+        // Each event is encoded once per wire format, however many subscribers take it.
+        var encoded: [EncodedKey: [UInt8]] = [:]
         var dropped: [Subscriber] = []
         self.state.withLock { state in
             for id in Array(state.subscribers.keys) {
@@ -154,9 +172,10 @@ package final class EventHub: Sendable {
                     switch subscriber.sink {
                     case .events(let continuation):
                         continuation.yield(event)
-                    case .lines(let continuation, let limit, let pending, let onOverflow):
-                        let line = encoded[index] ?? LineCodec.encode(event)
-                        encoded[index] = line
+                    case .lines(let continuation, let format, let limit, let pending, let onOverflow):
+                        let key = EncodedKey(format: ObjectIdentifier(format), event: index)
+                        let line = encoded[key] ?? format.encode(event)
+                        encoded[key] = line
                         guard pending + line.count <= limit else {
                             // The connection stopped reading: drop it rather than buffer without bound.
                             if let removed = state.subscribers.removeValue(forKey: id) { dropped.append(removed) }
@@ -164,6 +183,7 @@ package final class EventHub: Sendable {
                         }
                         state.subscribers[id]?.sink = .lines(
                             continuation,
+                            format: format,
                             limit: limit,
                             pending: pending + line.count,
                             onOverflow: onOverflow
@@ -175,7 +195,7 @@ package final class EventHub: Sendable {
         }
         for subscriber in dropped {
             Self.finish(subscriber)
-            if case .lines(_, _, _, let onOverflow) = subscriber.sink { onOverflow() }
+            if case .lines(_, _, _, _, let onOverflow) = subscriber.sink { onOverflow() }
         }
     }
 
@@ -186,12 +206,11 @@ package final class EventHub: Sendable {
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)
         }
-        let line = event.map(LineCodec.encode)
         for subscriber in subscribers {
             if let event, subscriber.wants(event) {
                 switch subscriber.sink {
                 case .events(let continuation): continuation.yield(event)
-                case .lines(let continuation, _, _, _): line.map { _ = continuation.yield($0) }
+                case .lines(let continuation, let format, _, _, _): continuation.yield(format.encode(event))
                 }
             }
             Self.finish(subscriber)
@@ -207,4 +226,20 @@ extension Event {
         case .userLoggedIn, .userLoggedOut, .userRemoved, .tokenRefreshed, .refreshFailed, .daemonStopping: false
         }
     }
+}
+
+/// How a line subscriber's events are written: the wire format's encoder, one instance per format, so that an event
+/// published to many subscribers of one format is encoded once. The hub never reads the bytes.
+package final class EventLineFormat: Sendable {
+    let encode: @Sendable (Event) -> [UInt8]
+
+    package init(_ encode: @escaping @Sendable (Event) -> [UInt8]) {
+        self.encode = encode
+    }
+}
+
+/// An event of a `publish` call, encoded for one format.
+private struct EncodedKey: Hashable {
+    var format: ObjectIdentifier
+    var event: Int
 }

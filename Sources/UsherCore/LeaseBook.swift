@@ -14,15 +14,15 @@ package final class LeaseBook: Sendable {
         package var pid: Int32
         package var uid: UInt32
         package var executable: String?
-        /// Writes one event line to the holder's connection.
-        package var notify: @Sendable ([UInt8]) -> Void
+        /// Tells the holder's connection an event (the server writes it in the connection's wire format).
+        package var notify: @Sendable (Event) -> Void
 
         package init(
             connectionID: UInt64,
             pid: Int32,
             uid: UInt32,
             executable: String?,
-            notify: @escaping @Sendable ([UInt8]) -> Void
+            notify: @escaping @Sendable (Event) -> Void
         ) {
             self.connectionID = connectionID
             self.pid = pid
@@ -146,14 +146,14 @@ package final class LeaseBook: Sendable {
         self.state.withLock { state in !state.leases.isEmpty && state.leases.values.contains { $0.info.seat == seat } }
     }
 
-    /// Sends an event line to the holders of the leases on a seat (of one mode, or all).
-    package func notify(seat: String, mode: LeaseMode? = nil, _ line: (LeaseInfo) -> [UInt8]) {
+    /// Tells the holders of the leases on a seat (of one mode, or all) an event: `event` says which, for each lease
+    /// (nil: not this one).
+    package func notify(seat: String, mode: LeaseMode? = nil, _ event: (LeaseInfo) -> Event?) {
         let holders = self.state.withLock { state in
             state.leases.values.filter { $0.info.seat == seat && (mode == nil || $0.info.mode == mode) }
         }
         for lease in holders {
-            let bytes = line(lease.info)
-            if !bytes.isEmpty { lease.holder.notify(bytes) }
+            if let event = event(lease.info) { lease.holder.notify(event) }
         }
     }
 

@@ -206,8 +206,7 @@ extension SessionRegistry {
             seat: seat,
             .switchPending(previousUserID: self.state.seats.user(on: seat), userID: userID, deadline: deadline)
         )
-        let line = LineCodec.encode(event)
-        self.leases.notify(seat: seat, mode: .delay) { which($0.lease) ? line : [] }
+        self.leases.notify(seat: seat, mode: .delay) { which($0.lease) ? event : nil }
     }
 
     /// Waits until the delay leases on `seats` are released or their deadlines have passed.
@@ -248,10 +247,12 @@ extension SessionRegistry {
     }
 
     private func tellBroken(_ lease: LeaseInfo, reason: String) {
-        let line = LineCodec.encode(
-            Event(generation: self.view.generation, seat: lease.seat, .leaseBroken(lease: lease.lease, reason: reason))
+        let event = Event(
+            generation: self.view.generation,
+            seat: lease.seat,
+            .leaseBroken(lease: lease.lease, reason: reason)
         )
-        self.leases.notify(seat: lease.seat) { $0.lease == lease.lease ? line : [] }
+        self.leases.notify(seat: lease.seat) { $0.lease == lease.lease ? event : nil }
     }
 
     /// Tells the holders of block leases that a forced change broke them.

@@ -219,6 +219,7 @@ package actor SessionRegistry {
         filter: Set<EventName>?,
         seats: Set<String>? = nil,
         seatedOnly: Bool = false,
+        format: EventLineFormat,
         maximumPendingBytes: Int,
         onOverflow: @escaping @Sendable () -> Void
     ) -> (generation: Int64, subscription: EventHub.LineSubscription) {
@@ -227,6 +228,7 @@ package actor SessionRegistry {
             seats: seats,
             seatedOnly: seatedOnly,
             unnamedSeat: self.seatConfiguration.namesSeats ? nil : self.state.defaultSeat,
+            format: format,
             maximumPendingBytes: maximumPendingBytes,
             onOverflow: onOverflow
         )

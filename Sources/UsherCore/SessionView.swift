@@ -3,7 +3,8 @@ import UsherProtocol
 
 /// The committed session state as readers see it: the registry publishes every change here once it is on disk, and
 /// the socket server answers `current_user`, `list_users` and fresh `access_token` requests from it on the
-/// connection's event loop, with no hop to the registry actor.
+/// connection's event loop, with no hop to the registry actor. The view speaks in results, not bytes: the server
+/// passes the encoder of its wire format, and the view keeps what it returned until the next change.
 ///
 /// A read takes the lock for a dictionary lookup or a copy-on-write reference; the `current_user` answer is encoded
 /// once per change (not per request). Writers are the registry alone, one change at a time, in commit order.
@@ -32,15 +33,16 @@ package final class SessionView: Sendable {
     private struct Published {
         var state = SessionState()
         var tokens: [String: TokenView] = [:]
-        /// `current_user`'s result per seat, encoded at the first request after a change (a change moves the
-        /// generation every answer carries, so it empties the table).
-        var currentUserJSON: [String: [UInt8]] = [:]
+        /// `current_user`'s answer per seat, as the server encoded it at the first request after a change (a change
+        /// moves the generation every answer carries, so it empties the table).
+        var currentUserAnswer: [String: [UInt8]] = [:]
         /// Every known seat: where it comes from and whether it is there now.
         var seatDirectory: [String: SeatEntry] = [:]
         /// Whether answers name their seat (`SeatConfiguration.namesSeats`).
         var namesSeats = false
-        /// The whole `list_users` result of a small device, encoded at the first request after a change.
-        var listJSON: [UInt8]?
+        /// The whole `list_users` answer of a small device, as the server encoded it at the first request after a
+        /// change.
+        var listAnswer: [UInt8]?
         /// The last `access_token` answer: a program asking for the active user's token in a loop gets these bytes
         /// until the token or its remaining whole seconds change.
         var tokenAnswer: TokenAnswerCache?
@@ -52,7 +54,7 @@ package final class SessionView: Sendable {
         var userID: String
         var tokens: TokenSet
         var expiresIn: Int64
-        var json: [UInt8]
+        var bytes: [UInt8]
     }
 
     /// A seat as `list_seats` shows it, without its active user (that is in the state).
@@ -77,27 +79,20 @@ package final class SessionView: Sendable {
 
     package var generation: Int64 { self.published.withLock { $0.state.generation } }
 
-    /// `current_user`'s result for a seat (nil: the default seat) as JSON bytes (without the envelope): encoded once
-    /// per change and seat.
-    package func currentUserJSON(seat: String? = nil) -> [UInt8] {
+    /// `current_user`'s result for a seat (nil: the default seat) as `encode` writes it: encoded once per change and
+    /// seat, and kept (the view keeps the caller's bytes without reading them: the wire format is the server's).
+    package func currentUserAnswer(seat: String? = nil, encode: (CurrentUserRequest.Result) -> [UInt8]) -> [UInt8] {
         self.published.withLock { published in
             let seat = seat ?? published.state.defaultSeat
-            if let cached = published.currentUserJSON[seat] { return cached }
-            let bytes = Self.encodeCurrentUser(published, seat: seat)
-            published.currentUserJSON[seat] = bytes
+            if let cached = published.currentUserAnswer[seat] { return cached }
+            let bytes = encode(Self.currentUser(in: published, seat: seat))
+            published.currentUserAnswer[seat] = bytes
             return bytes
         }
     }
 
     package func currentUser(seat: String? = nil) -> CurrentUserRequest.Result {
-        self.published.withLock { published in
-            let seat = seat ?? published.state.defaultSeat
-            return CurrentUserRequest.Result(
-                generation: published.state.generation,
-                seat: published.namesSeats ? seat : nil,
-                user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) }
-            )
-        }
+        self.published.withLock { Self.currentUser(in: $0, seat: seat ?? $0.state.defaultSeat) }
     }
 
     /// The default seat's name.
@@ -149,20 +144,21 @@ package final class SessionView: Sendable {
         self.published.withLock { Self.page(in: $0, limit: nil, after: nil) }
     }
 
-    /// The whole `list_users` result as JSON bytes (without the envelope) when there are at most `maximumUsers`
-    /// users; nil for a larger device, whose list is not kept encoded.
-    package func listUsersJSON(maximumUsers: Int) -> [UInt8]? {
+    /// The whole `list_users` result as `encode` writes it, when there are at most `maximumUsers` users: encoded once
+    /// per change and kept; nil for a larger device, whose list is not kept encoded.
+    package func listUsersAnswer(maximumUsers: Int, encode: (ListUsersRequest.Result) -> [UInt8]) -> [UInt8]? {
         self.published.withLock { published in
-            if let cached = published.listJSON { return cached }
+            if let cached = published.listAnswer { return cached }
             guard published.state.count <= maximumUsers else { return nil }
             let (users, _) = published.state.page(after: nil, limit: maximumUsers)
-            var writer = WireWriter(capacity: 512 * users.count + 32)
-            ListUsersRequest.Result(
-                generation: published.state.generation,
-                users: users.map { Self.info($0, in: published) }
-            ).write(to: &writer)
-            published.listJSON = writer.bytes
-            return writer.bytes
+            let bytes = encode(
+                ListUsersRequest.Result(
+                    generation: published.state.generation,
+                    users: users.map { Self.info($0, in: published) }
+                )
+            )
+            published.listAnswer = bytes
+            return bytes
         }
     }
 
@@ -210,15 +206,17 @@ package final class SessionView: Sendable {
         )
     }
 
-    /// The `access_token` answer, as JSON bytes (without the envelope), for the user's (or the active user's) token
-    /// when it stays valid for `min(minValid, L − 1 s)`, with the user it is for and its expiry; nil when only the
-    /// registry can answer (a refresh is needed first, the user is logged out or unknown).
-    package func freshTokenJSON(
+    /// The `access_token` answer, as `encode` writes it, for the user's (or the active user's) token when it stays
+    /// valid for `min(minValid, L − 1 s)`, with the user it is for and its expiry; nil when only the registry can
+    /// answer (a refresh is needed first, the user is logged out or unknown). The last answer is kept: a program
+    /// asking in a loop gets the same bytes until the token or its remaining whole seconds change.
+    package func freshTokenAnswer(
         userID: String?,
         seat: String? = nil,
         minValidSeconds: Int64,
-        scope: SeatScope = .everywhere
-    ) throws(SessionError) -> (userID: String, expiresAt: Timestamp, json: [UInt8])? {
+        scope: SeatScope = .everywhere,
+        encode: (AccessTokenRequest.Result) -> [UInt8]
+    ) throws(SessionError) -> (userID: String, expiresAt: Timestamp, answer: [UInt8])? {
         let now = self.clock.now()
         return try self.published.withLock { published throws(SessionError) in
             let seat = seat ?? published.state.defaultSeat
@@ -238,24 +236,19 @@ package final class SessionView: Sendable {
             if let cached = published.tokenAnswer, cached.expiresIn == expiresIn, cached.userID == id,
                 cached.tokens == tokens
             {
-                return (id, tokens.expiresAt, cached.json)
+                return (id, tokens.expiresAt, cached.bytes)
             }
-            let accessToken = tokens.accessToken  // unpacked once for this answer
-            var writer = WireWriter(capacity: accessToken.utf8.count + 160)
-            AccessTokenRequest.Result(
-                userID: id,
-                accessToken: accessToken,
-                tokenType: "Bearer",
-                expiresAt: tokens.expiresAt,
-                expiresIn: expiresIn
-            ).write(to: &writer)
-            published.tokenAnswer = TokenAnswerCache(
-                userID: id,
-                tokens: tokens,
-                expiresIn: expiresIn,
-                json: writer.bytes
+            let bytes = encode(
+                AccessTokenRequest.Result(
+                    userID: id,
+                    accessToken: tokens.accessToken,  // unpacked once for this answer
+                    tokenType: "Bearer",
+                    expiresAt: tokens.expiresAt,
+                    expiresIn: expiresIn
+                )
             )
-            return (id, tokens.expiresAt, writer.bytes)
+            published.tokenAnswer = TokenAnswerCache(userID: id, tokens: tokens, expiresIn: expiresIn, bytes: bytes)
+            return (id, tokens.expiresAt, bytes)
         }
     }
 
@@ -289,8 +282,8 @@ package final class SessionView: Sendable {
             for user in saved { published.state.put(user) }
             published.state.generation = generation
             published.state.seats = seats
-            published.currentUserJSON.removeAll(keepingCapacity: true)
-            published.listJSON = nil
+            published.currentUserAnswer.removeAll(keepingCapacity: true)
+            published.listAnswer = nil
         }
     }
 
@@ -299,8 +292,8 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             published.state = state
             published.tokens = [:]
-            published.currentUserJSON = [:]
-            published.listJSON = nil
+            published.currentUserAnswer = [:]
+            published.listAnswer = nil
         }
     }
 
@@ -308,7 +301,7 @@ package final class SessionView: Sendable {
     func publish(seatDirectory: [String: SeatEntry], namesSeats: Bool) {
         self.published.withLock { published in
             published.seatDirectory = seatDirectory
-            if published.namesSeats != namesSeats { published.currentUserJSON = [:] }
+            if published.namesSeats != namesSeats { published.currentUserAnswer = [:] }
             published.namesSeats = namesSeats
         }
     }
@@ -317,8 +310,8 @@ package final class SessionView: Sendable {
     func publish(deadlines: TokenDeadlines) {
         self.published.withLock { published in
             published.deadlines = deadlines
-            published.listJSON = nil
-            published.currentUserJSON = [:]
+            published.listAnswer = nil
+            published.currentUserAnswer = [:]
         }
     }
 
@@ -327,22 +320,19 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             guard published.tokens[userID] != tokenView else { return }
             published.tokens[userID] = tokenView
-            published.listJSON = nil
-            if let seat = published.state.seats.seat(of: userID) { published.currentUserJSON[seat] = nil }
+            published.listAnswer = nil
+            if let seat = published.state.seats.seat(of: userID) { published.currentUserAnswer[seat] = nil }
         }
     }
 
     // MARK: - Encoding
 
-    private static func encodeCurrentUser(_ published: Published, seat: String) -> [UInt8] {
-        let result = CurrentUserRequest.Result(
+    private static func currentUser(in published: Published, seat: String) -> CurrentUserRequest.Result {
+        CurrentUserRequest.Result(
             generation: published.state.generation,
             seat: published.namesSeats ? seat : nil,
             user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) }
         )
-        var writer = WireWriter()
-        result.write(to: &writer)
-        return writer.bytes
     }
 
     private static func info(_ userID: String, in published: Published) -> UserInfo? {

@@ -10,10 +10,10 @@ struct LeaseTests {
     /// A lease holder whose event lines a test reads in order.
     struct Holder {
         let holder: LeaseBook.Holder
-        private var lines: AsyncStream<[UInt8]>.Iterator
+        private var events: AsyncStream<Event>.Iterator
 
         init(connection: UInt64, uid: UInt32 = 1000) {
-            let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+            let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
             self.holder = LeaseBook.Holder(
                 connectionID: connection,
                 pid: 4242,
@@ -21,13 +21,12 @@ struct LeaseTests {
                 executable: "/usr/bin/pay",
                 notify: { continuation.yield($0) }
             )
-            self.lines = stream.makeAsyncIterator()
+            self.events = stream.makeAsyncIterator()
         }
 
         /// The next event sent to this holder.
         mutating func next() async throws -> Event? {
-            guard let line = await self.lines.next() else { return nil }
-            return try JSONDecoder().decode(Event.self, from: Data(line))
+            await self.events.next()
         }
     }
 

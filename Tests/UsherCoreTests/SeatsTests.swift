@@ -40,7 +40,9 @@ struct SeatsTests {
         // Each seat's token is its own user's.
         let rearToken = try await harness.registry.accessToken(userID: nil, minValidSeconds: 0, seat: "rear")
         #expect(rearToken.userID == b.user.id)
-        #expect(try view.freshTokenJSON(userID: nil, seat: "rear", minValidSeconds: 0)?.userID == b.user.id)
+        #expect(
+            try view.freshTokenAnswer(userID: nil, seat: "rear", minValidSeconds: 0) { _ in [] }?.userID == b.user.id
+        )
         #expect(await harness.users().filter(\.active).count == 2)
         let seats = await harness.registry.listSeats()
         #expect(seats.seats.map(\.name) == ["driver", "rear"])

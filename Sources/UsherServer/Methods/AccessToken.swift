@@ -12,11 +12,16 @@ extension MethodHandler {
             let minimum = request.minValid ?? AccessTokenRequest.defaultMinimumValidity
             let seat = try call.seat(request.seat)
             guard
-                let answer = try call.registry.view.freshTokenJSON(
+                let answer = try call.registry.view.freshTokenAnswer(
                     userID: request.userID,
                     seat: seat,
                     minValidSeconds: minimum,
-                    scope: call.scope
+                    scope: call.scope,
+                    encode: { result in
+                        var writer = WireWriter(capacity: result.accessToken.utf8.count + 160)
+                        result.write(to: &writer)
+                        return writer.bytes
+                    }
                 )
             else { return nil }
             call.dispatcher.audit(
@@ -26,7 +31,7 @@ extension MethodHandler {
                 tokenExpiresAt: answer.expiresAt,
                 call.context
             )
-            return WireWriter.responseLine(id: call.id, resultJSON: answer.json)
+            return WireWriter.responseLine(id: call.id, resultJSON: answer.answer)
         },
         answer: { request, call in
             let result = try await call.registry.accessToken(

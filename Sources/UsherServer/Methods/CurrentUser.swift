@@ -8,6 +8,11 @@ extension MethodHandler {
         let view = call.registry.view
         let seat = try call.seat(request.seat)
         if case .seats = call.scope { try call.scope.require([seat ?? view.defaultSeat]) }
-        return WireWriter.responseLine(id: call.id, resultJSON: view.currentUserJSON(seat: seat))
+        let answer = view.currentUserAnswer(seat: seat) { result in
+            var writer = WireWriter()
+            result.write(to: &writer)
+            return writer.bytes
+        }
+        return WireWriter.responseLine(id: call.id, resultJSON: answer)
     }
 }

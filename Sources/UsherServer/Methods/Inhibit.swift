@@ -12,7 +12,7 @@ extension MethodHandler {
             pid: context.peer.pid,
             uid: context.peer.uid,
             executable: context.executable,
-            notify: context.notify
+            notify: { event in context.notify(LineCodec.encode(event)) }
         )
         let result = try await call.registry.inhibit(
             seat: try call.seat(request.seat),

@@ -13,9 +13,12 @@ extension MethodHandler {
         read: { request, call in
             let view = call.registry.view
             guard request.limit != nil else {
-                return view.listUsersJSON(maximumUsers: Self.inlineListLimit).map {
-                    WireWriter.responseLine(id: call.id, resultJSON: $0)
+                let answer = view.listUsersAnswer(maximumUsers: Self.inlineListLimit) { result in
+                    var writer = WireWriter(capacity: 512 * result.users.count + 32)
+                    result.write(to: &writer)
+                    return writer.bytes
                 }
+                return answer.map { WireWriter.responseLine(id: call.id, resultJSON: $0) }
             }
             let result = try view.listUsers(limit: request.limit.map(Int.init), after: request.after)
             return WireWriter.responseLine(id: call.id, capacity: 600 * result.users.count + 64) {

@@ -19,6 +19,7 @@ extension MethodHandler {
             filter: request.events.map(Set.init),
             seats: request.seats.map(Set.init) ?? call.scope.limitedTo,
             seatedOnly: call.scope != .everywhere,
+            format: .lines,
             maximumPendingBytes: call.dispatcher.settings.limits.maximumPendingBytes,
             onOverflow: {
                 logger.warning("subscriber stopped reading; disconnecting it (limits.max_pending_bytes)")
@@ -31,4 +32,9 @@ extension MethodHandler {
         )
         return MethodHandler.Answer(.subscribed(response: response, subscription: subscription))
     }
+}
+
+extension EventLineFormat {
+    /// Events as this socket writes them: one JSON object per line.
+    static let lines = EventLineFormat(LineCodec.encode)
 }
