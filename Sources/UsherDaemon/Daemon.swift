@@ -184,7 +184,11 @@ package struct Daemon {
             policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules),
             seatOfPeer: seatOfPeer
         )
-        let auditLog = AuditLog(logger: self.logger)
+        let auditLog = AuditLog()
+        let logBudget = PeerLogBudget(
+            limit: { settings.limits.maximumLogRecordsPerSecond },
+            logger: self.logger
+        )
         let throttle = LoginThrottle(settings: self.configuration.loginThrottle)
         let dispatcher = Dispatcher(
             registry: registry,
@@ -192,6 +196,7 @@ package struct Daemon {
             settings: settings,
             auditLog: auditLog,
             throttle: throttle,
+            logBudget: logBudget,
             connectionCount: { tracker.count }
         )
         let address: ListenAddress
@@ -213,6 +218,7 @@ package struct Daemon {
             // Before the server: services stop in reverse order, so the audit log writes its last summaries after the
             // server has answered its last request.
             .init(service: auditLog),
+            .init(service: logBudget),
             .init(service: server),
             .init(service: RefreshService(registry: registry)),
             .init(service: BackgroundWorkService(work: parts.oidc.background)),

@@ -48,12 +48,16 @@ extension Dispatcher {
                 why: typed.why,
                 holder: holder
             )
-            context.logger.info(
-                "lease taken",
-                metadata: [
+            // The lease's audit record (not a line of its own: coalesced per peer like every audit record).
+            self.audit(
+                "inhibit",
+                userID: nil,
+                outcome: "ok",
+                details: [
                     "lease": "\(result.lease)", "seat": "\(result.seat)", "lease.mode": "\(typed.mode.rawValue)",
                     "lease.who": "\(typed.who)",
-                ]
+                ],
+                context
             )
             return reply(result)
         case .release:
@@ -73,7 +77,13 @@ extension Dispatcher {
     /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.
     package func connectionClosed(_ context: Context) {
         for lease in self.registry.leases.releaseAll(connectionID: context.connectionID) {
-            self.audit("release", userID: nil, outcome: "connection_closed:\(lease.lease)", context)
+            self.audit(
+                "release",
+                userID: nil,
+                outcome: "connection_closed",
+                details: ["lease": "\(lease.lease)"],
+                context
+            )
         }
     }
 }

@@ -54,6 +54,8 @@ package struct Dispatcher: Sendable {
         .register, .login, .loginBegin, .loginWait, .switchUser, .logout, .removeUser, .accessToken, .refresh,
         .createAPIKey, .deleteAPIKey, .inhibit, .release,
     ]
+    /// Audited methods whose success the handler audits itself, with details only it knows (a lease's id and seat).
+    static let auditedByHandler: Set<Method> = [.inhibit]
 
     package let registry: SessionRegistry
     package let version: String
@@ -64,15 +66,16 @@ package struct Dispatcher: Sendable {
     package let auditLog: AuditLog
     /// Counts failed logins and refuses guessers (`[login_throttle]`).
     package let throttle: LoginThrottle
+    /// Bounds the records each peer uid can make the daemon log per second (`[limits] max_log_records_per_second`).
+    package let logBudget: PeerLogBudget
 
     package init(
         registry: SessionRegistry,
         version: String,
         settings: ServerSettings,
-        auditLog: AuditLog = AuditLog(
-            logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
-        ),
+        auditLog: AuditLog = AuditLog(),
         throttle: LoginThrottle = LoginThrottle(),
+        logBudget: PeerLogBudget? = nil,
         connectionCount: @escaping @Sendable () -> Int
     ) {
         self.registry = registry
@@ -81,6 +84,12 @@ package struct Dispatcher: Sendable {
         self.settings = settings
         self.auditLog = auditLog
         self.throttle = throttle
+        self.logBudget =
+            logBudget
+            ?? PeerLogBudget(
+                limit: { settings.limits.maximumLogRecordsPerSecond },
+                logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
+            )
         self.connectionCount = connectionCount
     }
 
@@ -169,7 +178,7 @@ package struct Dispatcher: Sendable {
         }
         do {
             let (outcome, userID, tokenExpiresAt) = try await self.answer(method, request, pending.permissions, context)
-            if Self.audited.contains(method) {
+            if Self.audited.contains(method), !Self.auditedByHandler.contains(method) {
                 // A change sent with `force` is recorded as such: it may have broken block leases.
                 let forced = request.params["force"] == .bool(true)
                 self.audit(

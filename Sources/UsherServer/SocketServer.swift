@@ -126,7 +126,8 @@ package final class SocketServer: Service {
         subscribers: SubscriberRoster,
         logger: Logger
     ) throws {
-        var logger = logger
+        // Everything this connection logs counts against its peer's uid (`PeerLogBudget`).
+        var logger = dispatcher.logBudget.logger(logger, uid: peer.uid)
         logger[metadataKey: "peer.uid"] = "\(peer.uid)"
         logger[metadataKey: "peer.pid"] = "\(peer.pid)"
         let settings = dispatcher.settings
