@@ -125,6 +125,16 @@ package final class LoginThrottle: Sendable {
         var settings: LoginThrottleSettings
         var accounts = Table<String>()
         var peers = Table<UInt32>()
+        /// The latest instant any attempt has seen under the lock: time inside the throttle never goes backwards, even
+        /// when a thread read the clock before another that took the lock first.
+        var latest: ContinuousClock.Instant?
+
+        /// `read`, or the latest instant already seen when that is later.
+        mutating func now(_ read: ContinuousClock.Instant) -> ContinuousClock.Instant {
+            let now = max(read, self.latest ?? read)
+            self.latest = now
+            return now
+        }
     }
 
     private let state: Mutex<State>
@@ -162,9 +172,12 @@ package final class LoginThrottle: Sendable {
 
     /// Admits an attempt, or refuses it with the longer of the account's and the peer's waits.
     package func begin(account: String?, peer: UInt32) throws(Refusal) -> Ticket {
-        let now = self.now()
+        // Read before the lock (a clock call is not free), and never taken as earlier than an instant another
+        // attempt already stored under it: see `State.now`.
+        let read = self.now()
         let account = account.map(Self.accountKey)
         let (refusal, enabled): (Refusal?, Bool) = self.state.withLock { state in
+            let now = state.now(read)
             let settings = state.settings
             guard settings.enabled else { return (nil, false) }
             var accountEntry = account.flatMap { state.accounts.take($0) }
@@ -197,8 +210,9 @@ package final class LoginThrottle: Sendable {
     /// Records how an admitted attempt ended.
     package func finish(_ ticket: Ticket, _ outcome: Outcome) {
         guard ticket.tracked else { return }
-        let now = self.now()
+        let read = self.now()
         self.state.withLock { state in
+            let now = state.now(read)
             let settings = state.settings
             if let account = ticket.account {
                 var entry = state.accounts.take(account) ?? Entry(lastFailure: now, blockedUntil: now)
