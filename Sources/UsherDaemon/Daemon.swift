@@ -189,7 +189,20 @@ package struct Daemon {
             limit: { settings.limits.maximumLogRecordsPerSecond },
             logger: self.logger
         )
-        let throttle = LoginThrottle(settings: self.configuration.loginThrottle)
+        let throttle = LoginThrottle(
+            settings: self.configuration.loginThrottle,
+            store: parts.database,
+            logger: self.logger
+        )
+        do {
+            try await throttle.restore()
+        } catch {
+            // The daemon still serves; counts start from zero, as they did before they were stored.
+            self.logger.error(
+                "could not read the login throttle's stored counts; starting from zero",
+                metadata: ["error": "\(error)"]
+            )
+        }
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
