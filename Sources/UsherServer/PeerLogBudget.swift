@@ -12,10 +12,15 @@ import Synchronization
 /// second (a window that opens with the uid's first record in it) the first `limit` records are written and the
 /// rest are counted; the uid's next record after the window ends is preceded by one `log records suppressed` record
 /// saying how many were (`suppressed=N`), and `run()` writes that summary for a uid that went quiet. So a uid makes the
-/// daemon write at most `limit + 1` records a second, and other uids' records are never held back.
+/// daemon write at most `limit + 1` records a second, and other uids' records are never held back. Root and the
+/// daemon's own uid are not counted (`SocketServer` gives their connections a plain logger): they are trusted, and a
+/// login screen running as root relays every user's logins, whose audit records must not be the ones left out.
 ///
-/// Every check is O(1) under one lock. Memory is bounded: at most `maximumTracked` uids are counted at once; past
-/// that, windows that have ended are dropped (their counts written first).
+/// Every check is O(1) under one lock, except that a new uid arriving when `maximumTracked` are counted first sweeps
+/// out the windows that have ended.
+/// Memory is bounded: `run()` forgets every window that has ended each second (writing its count first), and past
+/// `maximumTracked` uids so does the next new uid's record; only uids that logged within the last second are kept,
+/// and there are no more of those than local users connected.
 package final class PeerLogBudget: Sendable {
     fileprivate struct Window {
         var start: ContinuousClock.Instant

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import UsherProtocol
 import UsherServer
@@ -98,6 +99,25 @@ struct LogFloodTests {
             let summaries = records.all.filter { $0.metadata["repeated"] != nil }
             #expect(summaries.count == 2)
             #expect(summaries.allSatisfy { $0.metadata["repeated"] == "99" })
+        }
+    }
+
+    @Test func rootIsNotCounted() async throws {
+        let records = LogRecorder()
+        let time = TestTime()
+        let audit = AuditLog(now: time.source)
+        let budget = PeerLogBudget(limit: { Self.limit }, logger: records.logger(), now: time.source)
+        try await InProcessServer.with(logger: records.logger(), auditLog: audit, logBudget: budget) { server in
+            // Root (a login screen, say) logs users in and out: every record differs, and every one is written.
+            let connection = try server.connect()
+            for _ in 0..<Self.limit {
+                _ = try await connection.result("login", ["credentials": ["type": "anonymous"]])
+                _ = try await connection.result("logout")
+            }
+            audit.flush()
+            let mine = records.all.filter { $0.metadata["peer.uid"] == "\(getuid())" && $0.message == "audit" }
+            #expect(mine.count == 2 * Self.limit)
+            #expect(!records.all.contains { $0.message == "log records suppressed" })
         }
     }
 }
