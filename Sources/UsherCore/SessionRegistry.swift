@@ -47,6 +47,9 @@ package actor SessionRegistry {
     var committing = false
     var tokenStatus: TokenStatusTable
     var refreshWaiters: [String: [CheckedContinuation<TokenSet, any Error>]] = [:]
+    /// Each user's last refresh, for about a second: when it was made, and the issue time of the tokens it produced
+    /// (which tells them apart from a later login's) (`+Tokens`, `refresh`).
+    var recentRefreshes: [String: (at: Timestamp, issuedAt: Timestamp)] = [:]
     var refreshesSucceeded: Int64 = 0
     var refreshesFailed: Int64 = 0
     private(set) var providers: [String: any IdentityProvider]

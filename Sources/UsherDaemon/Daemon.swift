@@ -184,14 +184,32 @@ package struct Daemon {
             policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules),
             seatOfPeer: seatOfPeer
         )
-        let auditLog = AuditLog(logger: self.logger)
-        let throttle = LoginThrottle(settings: self.configuration.loginThrottle)
+        let auditLog = AuditLog()
+        let logBudget = PeerLogBudget(
+            limit: { settings.limits.maximumLogRecordsPerSecond },
+            logger: self.logger
+        )
+        let throttle = LoginThrottle(
+            settings: self.configuration.loginThrottle,
+            store: parts.database,
+            logger: self.logger
+        )
+        do {
+            try await throttle.restore()
+        } catch {
+            // The daemon still serves; counts start from zero, as they did before they were stored.
+            self.logger.error(
+                "could not read the login throttle's stored counts; starting from zero",
+                metadata: ["error": "\(error)"]
+            )
+        }
         let dispatcher = Dispatcher(
             registry: registry,
             version: usherdVersion,
             settings: settings,
             auditLog: auditLog,
             throttle: throttle,
+            logBudget: logBudget,
             connectionCount: { tracker.count }
         )
         let address: ListenAddress
@@ -213,6 +231,7 @@ package struct Daemon {
             // Before the server: services stop in reverse order, so the audit log writes its last summaries after the
             // server has answered its last request.
             .init(service: auditLog),
+            .init(service: logBudget),
             .init(service: server),
             .init(service: RefreshService(registry: registry)),
             .init(service: BackgroundWorkService(work: parts.oidc.background)),

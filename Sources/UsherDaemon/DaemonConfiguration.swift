@@ -104,6 +104,8 @@ package struct DaemonConfiguration: Sendable {
             }
             self.limits.maximumPendingBytes =
                 try limits.int("max_pending_bytes", in: 4096...1_073_741_824) ?? self.limits.maximumPendingBytes
+            self.limits.maximumLogRecordsPerSecond =
+                try limits.int("max_log_records_per_second", in: 1...100_000) ?? self.limits.maximumLogRecordsPerSecond
             try limits.finish()
         }
         if var access = try root.section("access") {

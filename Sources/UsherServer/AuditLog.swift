@@ -20,6 +20,10 @@ import UsherProtocol
 /// records pile up beyond the bound faster than `run()` writes them, the request that finds them writes them itself
 /// (back-pressure, rather than losing a record or growing).
 ///
+/// Every line, first record or summary, is written through the logger of the connection that made the record, so it
+/// counts against that peer uid's `PeerLogBudget`: coalescing folds one process's repeats, the budget bounds what a
+/// uid can make differ (a new user id per denied request, a new process per lease).
+///
 /// Values that come from the request (the user id) are cut to `maximumValueBytes`; the log handler escapes every
 /// control character in every field.
 package final class AuditLog: Sendable {
@@ -61,7 +65,6 @@ package final class AuditLog: Sendable {
     /// Request values (user ids) longer than this are cut.
     package static let maximumValueBytes = 256
 
-    private let logger: Logger
     private let window: Duration
     private let maximumTracked: Int
     private let now: @Sendable () -> ContinuousClock.Instant
@@ -71,17 +74,14 @@ package final class AuditLog: Sendable {
     private let wakeUp: AsyncStream<Void>.Continuation
 
     /// - Parameters:
-    ///   - logger: where summaries go (first records go to the connection's logger, with its metadata).
     ///   - window: how long repeats are counted before a summary is written.
     ///   - maximumTracked: how many distinct records are counted at once.
     ///   - now: the monotonic time (tests pass a clock they move by hand).
     package init(
-        logger: Logger,
         window: Duration = .seconds(60),
         maximumTracked: Int = 4096,
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
-        self.logger = logger
         self.window = window
         self.maximumTracked = max(2, maximumTracked)
         self.now = now
@@ -90,7 +90,10 @@ package final class AuditLog: Sendable {
 
     /// Records one audited call or refused request. Writes nothing (see the type's comment).
     ///
-    /// - Parameter tokenExpiresAt: for a token handed out, its expiry: it tells tokens apart without the token.
+    /// - Parameters:
+    ///   - tokenExpiresAt: for a token handed out, its expiry: it tells tokens apart without the token.
+    ///   - details: fields written with the first record of a window and not compared (a lease's id: a program
+    ///     taking a lease again and again is one record and a count, not a line per lease).
     package func record(
         action: String,
         userID: String?,
@@ -100,7 +103,8 @@ package final class AuditLog: Sendable {
         peer: PeerCredentials,
         executable: String?,
         logger: Logger,
-        tokenExpiresAt: Timestamp? = nil
+        tokenExpiresAt: Timestamp? = nil,
+        details: Logger.Metadata = [:]
     ) {
         let key = Key(
             uid: peer.uid,
@@ -122,6 +126,7 @@ package final class AuditLog: Sendable {
         if let permission { metadata["permission"] = "\(permission.rawValue)" }
         if let retryAfter = error?.retryAfter { metadata["retry_after"] = "\(retryAfter)" }
         if let tokenExpiresAt { metadata["token.expires_at"] = "\(tokenExpiresAt)" }
+        metadata.merge(details) { current, _ in current }
         let overflow: [Entry]? = self.state.withLock { state in
             // State may have changed since the first look: another request may have opened this key's window.
             if state.countRepeat(of: key, at: now) { return nil }
@@ -188,12 +193,9 @@ package final class AuditLog: Sendable {
         for line in lines.sorted(by: { ($0.sequence, $0.isSummary ? 1 : 0) < ($1.sequence, $1.isSummary ? 1 : 0) }) {
             var metadata = line.entry.metadata
             let level: Logger.Level = metadata["outcome"] == "denied" ? .notice : .info
-            if line.isSummary {
-                metadata["repeated"] = "\(line.entry.repeated)"
-                self.logger.log(level: level, "audit", metadata: metadata)
-            } else {
-                line.entry.logger.log(level: level, "audit", metadata: metadata)
-            }
+            // Summaries too go through the connection's logger: they count against its peer's budget.
+            if line.isSummary { metadata["repeated"] = "\(line.entry.repeated)" }
+            line.entry.logger.log(level: level, "audit", metadata: metadata)
         }
     }
 
@@ -311,6 +313,7 @@ extension Dispatcher {
         permission: Permission? = nil,
         error: ResponseError? = nil,
         tokenExpiresAt: Timestamp? = nil,
+        details: Logger.Metadata = [:],
         _ context: Context
     ) {
         self.auditLog.record(
@@ -322,7 +325,8 @@ extension Dispatcher {
             peer: context.peer,
             executable: context.executable,
             logger: context.logger,
-            tokenExpiresAt: tokenExpiresAt
+            tokenExpiresAt: tokenExpiresAt,
+            details: details
         )
     }
 }

@@ -59,15 +59,16 @@ package struct Dispatcher: Sendable {
     package let auditLog: AuditLog
     /// Counts failed logins and refuses guessers (`[login_throttle]`).
     package let throttle: LoginThrottle
+    /// Bounds the records each peer uid can make the daemon log per second (`[limits] max_log_records_per_second`).
+    package let logBudget: PeerLogBudget
 
     package init(
         registry: SessionRegistry,
         version: String,
         settings: ServerSettings,
-        auditLog: AuditLog = AuditLog(
-            logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
-        ),
+        auditLog: AuditLog = AuditLog(),
         throttle: LoginThrottle = LoginThrottle(),
+        logBudget: PeerLogBudget? = nil,
         connectionCount: @escaping @Sendable () -> Int
     ) {
         self.registry = registry
@@ -76,6 +77,12 @@ package struct Dispatcher: Sendable {
         self.settings = settings
         self.auditLog = auditLog
         self.throttle = throttle
+        self.logBudget =
+            logBudget
+            ?? PeerLogBudget(
+                limit: { settings.limits.maximumLogRecordsPerSecond },
+                logger: Logger(label: "usherd.audit", factory: { _ in SwiftLogNoOpLogHandler() })
+            )
         self.connectionCount = connectionCount
     }
 
@@ -191,6 +198,7 @@ package struct Dispatcher: Sendable {
                     userID: answer.userID,
                     outcome: answer.forced ? "forced" : "ok",
                     tokenExpiresAt: answer.tokenExpiresAt,
+                    details: answer.auditDetails,
                     context
                 )
             }
@@ -234,7 +242,13 @@ package struct Dispatcher: Sendable {
     /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.
     package func connectionClosed(_ context: Context) {
         for lease in self.registry.leases.releaseAll(connectionID: context.connectionID) {
-            self.audit("release", userID: nil, outcome: "connection_closed:\(lease.lease)", context)
+            self.audit(
+                "release",
+                userID: nil,
+                outcome: "connection_closed",
+                details: ["lease": "\(lease.lease)"],
+                context
+            )
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
@@ -37,17 +38,20 @@ package struct LoginThrottleSettings: Sendable, Hashable {
 /// Which key an attempt counts against: its account, when the credentials name one before they are checked (the email
 /// of `email_password` and `register`, the username of an OpenID Connect `password` login), and always the peer's uid.
 /// An API key, a JWT, an ID token or a function payload names no account until it is verified, and a refused one names
-/// none at all, so those count against the peer only.
+/// none at all, so those count against the peer only. An account has two counts: its owner's (the uid of its last
+/// successful login or its registration) and everyone else's, so that another uid's guessing cannot lock the owner
+/// out (`AccountKey`).
 ///
 /// An attempt in flight counts as a pending failure: with delays in force, one attempt per key at a time, so opening
-/// many connections at once buys no extra guesses. A success resets the account's count (not the peer's: a peer with
-/// one good credential must not launder its failures); errors that say nothing about the credentials (a provider that
-/// is down, malformed parameters) count for nothing.
+/// many connections at once buys no extra guesses. A success resets the count it was counted in (not the peer's: a
+/// peer with one good credential must not launder its failures) and makes the peer the account's owner; errors that
+/// say nothing about the credentials (a provider that is down, malformed parameters) count for nothing. Counts,
+/// lockouts and owners are stored before an attempt is answered and restored at start (`+Persistence`).
 ///
-/// Every check and update is O(1) under one lock. Memory is bounded: each table (accounts, peers) keeps at most
-/// `max_tracked` entries in two generations, and a full current generation replaces the older one, so the entries
-/// dropped are those least recently touched. Filling the table to evict an account's count takes `max_tracked / 2`
-/// fresh failures, which the peer's own count throttles.
+/// Every check and update is O(1) under one lock. Memory is bounded: each table (account sides, peers, owners) keeps
+/// at most `max_tracked` entries in two generations (`GenerationTable`), so the entries dropped are those least
+/// recently touched. Filling the table to evict an account's count takes `max_tracked / 2` fresh failures, which the
+/// peer's own count throttles.
 package final class LoginThrottle: Sendable {
     /// Why an attempt was refused.
     package struct Refusal: Error, Sendable, Hashable {
@@ -82,65 +86,73 @@ package final class LoginThrottle: Sendable {
 
     /// An admitted attempt; `finish` must be called with it exactly once.
     package struct Ticket: Sendable {
-        fileprivate var account: String?
+        fileprivate var account: AccountKey?
         fileprivate var peer: UInt32
         fileprivate var tracked: Bool
     }
 
-    private struct Entry {
+    /// Which count of an account an attempt is counted against: its owner's own, or everyone else's (pam_faillock's
+    /// answer to a lockout that anyone can cause: the owner's failures and the others' are counted apart, so that
+    /// another uid's guessing never locks the owner's own logins out).
+    struct AccountKey: Hashable {
+        var name: String
+        /// The owner's uid when the attempt comes from the account's owner; nil for every other uid.
+        var owner: UInt32?
+    }
+
+    struct Entry {
         var failures = 0
         var inFlight = 0
         var lastFailure: ContinuousClock.Instant
         var blockedUntil: ContinuousClock.Instant
     }
 
-    /// A bounded map in two generations: O(1) lookups and inserts, and when `current` holds half the capacity it
-    /// becomes `previous` (dropping the old `previous`). Entries touched since are moved forward on the way.
-    private struct Table<Key: Hashable> {
-        var current: [Key: Entry] = [:]
-        var previous: [Key: Entry] = [:]
-
-        mutating func take(_ key: Key) -> Entry? {
-            if let entry = self.current[key] { return entry }
-            return self.previous.removeValue(forKey: key)
-        }
-
-        mutating func put(_ key: Key, _ entry: Entry, capacity: Int) {
-            if self.current[key] == nil, self.current.count >= max(1, capacity / 2) {
-                self.previous = self.current
-                self.current = [:]
-            }
-            self.current[key] = entry
-        }
-
-        mutating func remove(_ key: Key) {
-            self.current.removeValue(forKey: key)
-            self.previous.removeValue(forKey: key)
-        }
-
-        var count: Int { self.current.count + self.previous.count }
-    }
-
-    private struct State {
+    struct State {
         var settings: LoginThrottleSettings
-        var accounts = Table<String>()
-        var peers = Table<UInt32>()
+        var accounts = GenerationTable<AccountKey, Entry>()
+        var peers = GenerationTable<UInt32, Entry>()
+        /// Each account's owner: the uid of its last successful login (or its registration).
+        var owners = GenerationTable<String, UInt32>()
+        /// The latest instant any attempt has seen under the lock: time inside the throttle never goes backwards, even
+        /// when a thread read the clock before another that took the lock first.
+        var latest: ContinuousClock.Instant?
+
+        /// `read`, or the latest instant already seen when that is later.
+        mutating func now(_ read: ContinuousClock.Instant) -> ContinuousClock.Instant {
+            let now = max(read, self.latest ?? read)
+            self.latest = now
+            return now
+        }
     }
 
-    private let state: Mutex<State>
-    private let now: @Sendable () -> ContinuousClock.Instant
+    let state: Mutex<State>
+    let now: @Sendable () -> ContinuousClock.Instant
+    /// Where counts and owners are kept across restarts (`LoginThrottle+Persistence.swift`); nil: in memory only.
+    let store: (any LoginThrottleStore)?
+    /// The wall clock, for what is stored (monotonic instants mean nothing to the next process).
+    let wallNow: @Sendable () -> Timestamp
+    let logger: Logger
 
     /// Account keys longer than this are cut: no real email is longer, and a table entry stays small.
     static let maximumKeyBytes = 320
 
     /// - Parameter now: the monotonic time (tests pass a clock they move by hand). Monotonic, so that setting the
     ///   wall clock neither lifts a lockout nor extends one.
+    ///
+    ///   - store: where counts and owners survive a restart (`restore()` reads them back); nil keeps them in memory.
+    ///   - wallNow: the wall clock, for the stored times.
     package init(
         settings: LoginThrottleSettings = LoginThrottleSettings(),
-        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+        store: (any LoginThrottleStore)? = nil,
+        logger: Logger = Logger(label: "usherd.throttle", factory: { _ in SwiftLogNoOpLogHandler() }),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+        wallNow: @escaping @Sendable () -> Timestamp = { Timestamp.now() }
     ) {
         self.state = Mutex(State(settings: settings))
+        self.store = store
+        self.logger = logger
         self.now = now
+        self.wallNow = wallNow
     }
 
     /// The settings; a configuration reload replaces them, and the counts carry on.
@@ -156,17 +168,26 @@ package final class LoginThrottle: Sendable {
 
     /// The account key for an email or username: case-insensitive, trimmed, and bounded in length.
     package static func accountKey(_ name: String) -> String {
-        let bounded = String(decoding: name.utf8.prefix(Self.maximumKeyBytes), as: UTF8.self)
-        return bounded.trimmingCharacters(in: .whitespaces).lowercased()
+        // The key the local provider gives the account (NFC, then case-folded: `EmailAddress.key`), so that every
+        // spelling of one email is one count; bounded after normalising, so that two spellings cannot count apart.
+        let key = EmailAddress.key(name.trimmingCharacters(in: .whitespaces))
+        return String(decoding: key.utf8.prefix(Self.maximumKeyBytes), as: UTF8.self)
     }
 
-    /// Admits an attempt, or refuses it with the longer of the account's and the peer's waits.
+    /// Admits an attempt, or refuses it with the longer of the account's and the peer's waits. An attempt from the
+    /// account's owner is checked against the owner's own count, any other against the others' count.
     package func begin(account: String?, peer: UInt32) throws(Refusal) -> Ticket {
-        let now = self.now()
-        let account = account.map(Self.accountKey)
-        let (refusal, enabled): (Refusal?, Bool) = self.state.withLock { state in
+        // Read before the lock (a clock call is not free), and never taken as earlier than an instant another
+        // attempt already stored under it: see `State.now`.
+        let read = self.now()
+        let name = account.map(Self.accountKey)
+        let (refusal, enabled, account): (Refusal?, Bool, AccountKey?) = self.state.withLock { state in
+            let now = state.now(read)
             let settings = state.settings
-            guard settings.enabled else { return (nil, false) }
+            let account = name.map { name in
+                AccountKey(name: name, owner: state.owners.get(name).flatMap { $0 == peer ? peer : nil })
+            }
+            guard settings.enabled else { return (nil, false, account) }
             var accountEntry = account.flatMap { state.accounts.take($0) }
             var peerEntry = state.peers.take(peer)
             var refusal: Refusal?
@@ -188,20 +209,35 @@ package final class LoginThrottle: Sendable {
                 state.accounts.put(account, accountEntry, capacity: settings.maximumTracked)
             }
             if let peerEntry { state.peers.put(peer, peerEntry, capacity: settings.maximumTracked) }
-            return (refusal, true)
+            return (refusal, true, account)
         }
         if let refusal { throw refusal }
         return Ticket(account: account, peer: peer, tracked: enabled)
     }
 
-    /// Records how an admitted attempt ended.
-    package func finish(_ ticket: Ticket, _ outcome: Outcome) {
-        guard ticket.tracked else { return }
-        let now = self.now()
-        self.state.withLock { state in
+    /// Records how an admitted attempt ended; a success makes the peer the account's owner. Returns what changed,
+    /// for the store (`attempt` stores it before answering).
+    @discardableResult
+    package func finish(_ ticket: Ticket, _ outcome: Outcome) -> Changes {
+        guard ticket.tracked else { return Changes() }
+        let read = self.now()
+        return self.state.withLock { state in
+            let now = state.now(read)
             let settings = state.settings
+            var changes = Changes()
+            // What the store must learn: failures, a success that reset an account's count, a new owner.
+            if outcome == .failed { changes.peers.append(ticket.peer) }
             if let account = ticket.account {
+                if outcome == .succeeded {
+                    // Put back even when unchanged: an owner who keeps logging in is never the one forgotten.
+                    let previous = state.owners.get(account.name)
+                    state.owners.put(account.name, ticket.peer, capacity: settings.maximumTracked)
+                    if previous != ticket.peer { changes.owners.append(account.name) }
+                }
                 var entry = state.accounts.take(account) ?? Entry(lastFailure: now, blockedUntil: now)
+                if outcome == .failed || (outcome == .succeeded && entry.failures > 0) {
+                    changes.accounts.append(account)
+                }
                 Self.settle(
                     &entry,
                     outcome,
@@ -232,6 +268,7 @@ package final class LoginThrottle: Sendable {
             } else {
                 state.peers.put(ticket.peer, entry, capacity: settings.maximumTracked)
             }
+            return changes
         }
     }
 
@@ -246,10 +283,11 @@ package final class LoginThrottle: Sendable {
         let ticket = try self.begin(account: account, peer: peer)
         do {
             let result = try await body()
-            self.finish(ticket, .succeeded)
+            await self.persist(self.finish(ticket, .succeeded))
             return result
         } catch {
-            self.finish(ticket, classify(error))
+            // Stored before the failure is answered: a daemon killed right after cannot forget it.
+            await self.persist(self.finish(ticket, classify(error)))
             throw error
         }
     }
@@ -314,51 +352,5 @@ package final class LoginThrottle: Sendable {
         let doublings = min(failures - free - 1, 40)
         let delay = settings.firstDelay * (1 << doublings)
         return min(delay, settings.maximumDelay)
-    }
-}
-
-extension LoginThrottle {
-    /// The account a `login` attempt names before its credentials are checked, for the per-account count: the email
-    /// of `email_password`, the username of an OpenID Connect `password` login; nil for every other type.
-    package static func account(of credentials: [String: JSONValue]) -> String? {
-        switch credentials["type"]?.stringValue {
-        case CredentialType.emailPassword: credentials["email"]?.stringValue
-        case "password": credentials["username"]?.stringValue
-        default: nil
-        }
-    }
-
-    /// What an error says about the credentials: refused credentials and `register`'s existing account (a probe for
-    /// which emails have accounts) are failures; anything else taught nothing.
-    package static func outcome(of error: any Error) -> Outcome {
-        guard let error = error as? ProviderError else { return .inconclusive }
-        switch error {
-        case .invalidCredentials, .accountExists: return .failed
-        default: return .inconclusive
-        }
-    }
-
-    /// Runs a `login` under the throttle. Anonymous logins prove nothing and are never throttled.
-    package func login<Result>(
-        credentials: [String: JSONValue],
-        peer: UInt32,
-        _ body: () async throws -> Result
-    ) async throws -> Result {
-        guard credentials["type"]?.stringValue != CredentialType.anonymous else { return try await body() }
-        return try await self.attempt(
-            account: Self.account(of: credentials),
-            peer: peer,
-            classify: Self.outcome(of:),
-            body
-        )
-    }
-
-    /// Runs a `register` under the throttle: a throttled peer or email is refused before the password is hashed.
-    package func register<Result>(
-        email: String,
-        peer: UInt32,
-        _ body: () async throws -> Result
-    ) async throws -> Result {
-        try await self.attempt(account: email, peer: peer, classify: Self.outcome(of:), body)
     }
 }

@@ -23,6 +23,8 @@ package struct ServerLimits: Sendable, Hashable {
     package var idleTimeout: TimeAmount = .minutes(5)
     /// Output a connection may leave unsent (a subscriber that stops reading) before it is disconnected.
     package var maximumPendingBytes = 1_048_576
+    /// Log records one peer uid may cause per second, of every kind (`PeerLogBudget`).
+    package var maximumLogRecordsPerSecond = 20
 
     package init() {}
 }

@@ -126,11 +126,15 @@ package final class SocketServer: Service {
         subscribers: SubscriberRoster,
         logger: Logger
     ) throws {
-        var logger = logger
-        logger[metadataKey: "peer.uid"] = "\(peer.uid)"
-        logger[metadataKey: "peer.pid"] = "\(peer.pid)"
         let settings = dispatcher.settings
         let limits = settings.limits
+        // Everything this connection logs counts against its peer's uid (`PeerLogBudget`), but root's and the
+        // daemon's own: a login screen running as root relays every user's logins, and their audit records must
+        // not be the ones left out (as they are exempt from `max_connections_per_uid`).
+        var logger =
+            settings.policy.isPrivileged(peer) ? logger : dispatcher.logBudget.logger(logger, uid: peer.uid)
+        logger[metadataKey: "peer.uid"] = "\(peer.uid)"
+        logger[metadataKey: "peer.pid"] = "\(peer.pid)"
         let admission = tracker.admit(
             channel,
             uid: peer.uid,

@@ -77,6 +77,25 @@ extension AppDatabase {
             // `josé@ex.com` typed composed and decomposed were two accounts. Existing accounts get the new key.
             try Self.normaliseLocalEmails(db)
         }
+        migrator.registerMigration("v5-login-throttle") { db in
+            // The login throttle's counts and lockouts (issue 26): a restart must neither lift a lockout nor give a
+            // guesser a fresh budget. `key` is the throttle's: a peer uid, or one side (the owner's, the others') of
+            // an account. Times are wall-clock milliseconds.
+            try db.create(table: "login_failure") { t in
+                t.primaryKey("key", .text)
+                t.column("failures", .integer).notNull()
+                t.column("last_failure_at", .integer).notNull()
+                t.column("blocked_until", .integer).notNull()
+            }
+            // Each account's owner (the uid of its last successful login or its registration), whose own failures are
+            // counted apart from everyone else's.
+            try db.create(table: "login_owner") { t in
+                t.primaryKey("account", .text)
+                t.column("uid", .integer).notNull()
+                t.column("since", .integer).notNull()
+            }
+            try db.create(index: "login_owner_since", on: "login_owner", columns: ["since"])
+        }
         return migrator
     }
 }

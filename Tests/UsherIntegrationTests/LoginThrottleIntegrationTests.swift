@@ -70,13 +70,14 @@ struct LoginThrottleIntegrationTests {
             #expect(peerRefused["error"]?["code"] == "rate_limited")
             #expect(peerRefused["error"]?["message"]?.stringValue?.contains("from this user") == true)
 
-            // ...while another uid still can; but not into the locked account, which is locked for every peer.
+            // ...while another uid still can, into ann's account too: root registered it (its owner), and an owner's
+            // own failures are counted apart from everyone else's.
             let answers = try await OtherUser.send(
                 daemon,
                 [Self.login("bob@example.com", "right-password"), Self.login("ann@example.com", "right-password")]
             )
             #expect(answers[0]["result"]?["user"]?["email"] == "bob@example.com", "\(answers[0])")
-            #expect(answers[1]["error"]?["code"] == "rate_limited")
+            #expect(answers[1]["result"]?["user"]?["email"] == "ann@example.com", "\(answers[1])")
 
             // Every refusal is in the audit log with its retry_after (written off the request path: wait for it).
             func audited() -> [Substring] {
@@ -86,8 +87,35 @@ struct LoginThrottleIntegrationTests {
             }
             try await eventually {
                 audited().contains { $0.contains("peer.uid=0") && $0.contains("retry_after=") }
-                    && audited().contains { $0.contains("peer.uid=65534") }
             }
+        }
+    }
+
+    @Test func anotherUIDsLockoutOutlivesARestartAndNeverLocksTheOwnerOut() async throws {
+        try await DaemonProcess.using(try await AccessPolicyTests.reachableDaemon(Self.config)) { daemon in
+            try await daemon.start()
+            // Root registers ann: root's uid is ann's owner.
+            _ = try await daemon.connect().result(
+                "register",
+                ["email": "ann@example.com", "password": "right-password"]
+            )
+            // Another uid guesses until ann is locked out (for everyone but the owner).
+            let guesses = try await OtherUser.send(daemon, (0..<3).map { _ in Self.login("ann@example.com", "wrong") })
+            #expect(guesses.allSatisfy { $0["error"]?["code"] == "invalid_credentials" }, "\(guesses)")
+
+            // A crash right after the answers (SIGKILL: nothing is written on the way out) forgets neither the
+            // lockout nor the owner.
+            try await daemon.kill9()
+            try await daemon.start()
+            let refused = try await OtherUser.send(daemon, [Self.login("ann@example.com", "right-password")])
+            #expect(refused.first?["error"]?["code"] == "rate_limited", "\(refused)")
+            #expect((3000...3600).contains(refused.first?["error"]?["data"]?["retry_after"]?.intValue ?? 0))
+            let owner = try daemon.connect()
+            #expect(
+                try await owner.result("login", Self.emailPassword("ann@example.com", "right-password"))["user"]?[
+                    "email"
+                ] == "ann@example.com"
+            )
         }
     }
 

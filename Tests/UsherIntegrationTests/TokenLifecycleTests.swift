@@ -94,10 +94,12 @@ struct TokenLifecycleTests {
             #expect(Int64(tokens.count) == made)
             #expect(made < Int64(connections.count))
 
-            // An explicit refresh always goes to the provider.
+            // An explicit refresh goes to the provider, unless the last refresh is less than a second old: then it is
+            // answered with that refresh's token (which of the two depends on the machine's speed; the unit tests
+            // "Forced refreshes" pin the rule with a test clock). Either way, at most one more provider call.
             let refreshed = try await client.result("refresh")
             #expect(refreshed["access_token_expires_at"] != nil)
-            #expect(try await refreshes() == before + made + 1)
+            #expect((before + made...before + made + 1).contains(try await refreshes()))
         }
     }
 

@@ -47,7 +47,7 @@ struct AuditLogTests {
     @Test func aFloodOfDenialsIsOneLineAndOneSummaryPerWindow() {
         let time = TestTime()
         let records = LogRecorder()
-        let audit = AuditLog(logger: records.logger(), window: .seconds(60), now: time.source)
+        let audit = AuditLog(window: .seconds(60), now: time.source)
         for _ in 0..<10_000 { Self.deny(audit, records) }
         // Recording writes nothing: the line is written by the next flush (`run()` in the daemon).
         #expect(records.all.isEmpty)
@@ -76,7 +76,7 @@ struct AuditLogTests {
     @Test func eachPeerAndActionHasItsOwnFirstRecordAndAnEndedWindowIsSummarisedBeforeTheNextOne() {
         let time = TestTime()
         let records = LogRecorder()
-        let audit = AuditLog(logger: records.logger(), window: .seconds(60), now: time.source)
+        let audit = AuditLog(window: .seconds(60), now: time.source)
         Self.deny(audit, records)
         Self.deny(audit, records, action: "remove_user")
         Self.deny(audit, records, peer: PeerCredentials(uid: 1000, gid: 1000, pid: 5000))
@@ -97,7 +97,7 @@ struct AuditLogTests {
     @Test func theTableIsBoundedAndNoCountIsLost() {
         let time = TestTime()
         let records = LogRecorder()
-        let audit = AuditLog(logger: records.logger(), window: .seconds(60), maximumTracked: 8, now: time.source)
+        let audit = AuditLog(window: .seconds(60), maximumTracked: 8, now: time.source)
         for pid in 0..<100 {
             let peer = PeerCredentials(uid: 1000, gid: 1000, pid: Int32(pid))
             Self.deny(audit, records, peer: peer)
@@ -116,7 +116,7 @@ struct AuditLogTests {
     @Test func identicalGrantedCallsAreCoalescedAndRequestValuesAreBounded() {
         let time = TestTime()
         let records = LogRecorder()
-        let audit = AuditLog(logger: records.logger(), window: .seconds(60), now: time.source)
+        let audit = AuditLog(window: .seconds(60), now: time.source)
         let longID = String(repeating: "u", count: 60_000)
         for _ in 0..<1000 { Self.grant(audit, records, userID: longID, expiresAt: 1_000) }
         audit.flush()
@@ -135,7 +135,7 @@ struct AuditLogTests {
 
     @Test func anotherTokenAnotherUserOrAnotherChangeIsAnotherRecord() {
         let records = LogRecorder()
-        let audit = AuditLog(logger: records.logger(), now: TestTime().source)
+        let audit = AuditLog(now: TestTime().source)
         Self.grant(audit, records, expiresAt: 1_000)
         Self.grant(audit, records, expiresAt: 1_000)
         // The token was refreshed: the new one is recorded.
@@ -161,7 +161,7 @@ struct AuditLogTests {
         let records = LogRecorder()
         // A window of an hour: the service's timer (a quarter window) cannot be what writes the record within the
         // test's time limit; only the wake-up from `record` can.
-        let audit = AuditLog(logger: records.logger(), window: .seconds(3600))
+        let audit = AuditLog(window: .seconds(3600))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await audit.run() }
             Self.grant(audit, records, expiresAt: 1_000)
@@ -178,7 +178,7 @@ struct AuditLogTests {
         let time = TestTime()
         let records = LogRecorder()
         // The window ends when the test moves its clock; the service looks every quarter window (50 ms of real time).
-        let audit = AuditLog(logger: records.logger(), window: .milliseconds(200), now: time.source)
+        let audit = AuditLog(window: .milliseconds(200), now: time.source)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await audit.run() }
             for _ in 0..<3 { Self.grant(audit, records, expiresAt: 1_000) }

@@ -102,7 +102,7 @@ struct ThrottledLoginTests {
                         rules: [1000, 1001, 2000].map { AccessRule(.uid($0), allow: Set(Permission.allCases)) }
                     )
                 ),
-                auditLog: AuditLog(logger: self.records.logger(), now: self.time.source),
+                auditLog: AuditLog(now: self.time.source),
                 throttle: LoginThrottle(settings: settings, now: self.time.source),
                 connectionCount: { 1 }
             )

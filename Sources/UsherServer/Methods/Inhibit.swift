@@ -22,13 +22,10 @@ extension MethodHandler {
             holder: holder,
             scope: call.scope
         )
-        context.logger.info(
-            "lease taken",
-            metadata: [
-                "lease": "\(result.lease)", "seat": "\(result.seat)", "lease.mode": "\(request.mode.rawValue)",
-                "lease.who": "\(request.who)",
-            ]
-        )
-        return .result(result, call)
+        // The lease's audit record (not a line of its own: coalesced per peer like every audit record).
+        return .result(result, call).auditing([
+            "lease": "\(result.lease)", "seat": "\(result.seat)", "lease.mode": "\(request.mode.rawValue)",
+            "lease.who": "\(request.who)",
+        ])
     }
 }

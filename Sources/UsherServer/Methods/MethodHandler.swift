@@ -1,3 +1,4 @@
+import Logging
 import UsherCore
 import UsherProtocol
 
@@ -58,6 +59,9 @@ package struct MethodHandler: Sendable {
         package var tokenExpiresAt: Timestamp?
         /// Sent with `force`: audited as `forced` (it may have broken block leases).
         package var forced: Bool
+        /// Fields of the audit record that only the handler knows (a lease's id and seat); not part of what makes
+        /// two records repeats of each other.
+        package var auditDetails: Logger.Metadata = [:]
 
         package init(
             _ outcome: Dispatcher.Outcome,
@@ -85,6 +89,13 @@ package struct MethodHandler: Sendable {
                 tokenExpiresAt: tokenExpiresAt,
                 forced: forced
             )
+        }
+
+        /// The same answer, with fields for its audit record.
+        package func auditing(_ details: Logger.Metadata) -> Answer {
+            var answer = self
+            answer.auditDetails = details
+            return answer
         }
     }
 

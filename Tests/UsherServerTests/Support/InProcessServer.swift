@@ -65,13 +65,17 @@ final class InProcessServer: Sendable {
     }
 
     /// Starts a server with `limits` and `rules` (the socket is `mode`, its directory reachable by everyone, so that
-    /// other uids can connect), runs `body`, and stops the server.
+    /// other uids can connect), runs `body`, and stops the server. Connections log to `logger`, audit records go to
+    /// `auditLog` (written when the test flushes it), and `logBudget` counts each uid's records.
     static func with<T: Sendable>(
         limits: ServerLimits = ServerLimits(),
         rules: [AccessRule] = [],
         mode: UInt32 = 0o666,
         seats: SeatConfiguration = SeatConfiguration(),
         seatOfPeer: @escaping @Sendable (PeerCredentials) -> String? = { _ in nil },
+        logger: Logger = InProcessServer.logger,
+        auditLog: AuditLog? = nil,
+        logBudget: PeerLogBudget? = nil,
         _ body: @Sendable (InProcessServer) async throws -> T
     ) async throws -> T {
         let directory = try TestDirectory()
@@ -88,6 +92,8 @@ final class InProcessServer: Sendable {
             registry: registry,
             version: "test",
             settings: settings,
+            auditLog: auditLog ?? AuditLog(),
+            logBudget: logBudget,
             connectionCount: { tracker.count }
         )
         let server = InProcessServer(directory: directory, settings: settings, tracker: tracker, registry: registry)
@@ -95,7 +101,7 @@ final class InProcessServer: Sendable {
             .path(server.socketPath, mode: mode),
             dispatcher: dispatcher,
             tracker: tracker,
-            logger: Self.logger
+            logger: logger
         )
         return try await Self.serve(socket) { try await body(server) }
     }
