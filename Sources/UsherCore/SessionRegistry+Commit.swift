@@ -73,6 +73,9 @@ extension SessionRegistry {
     @discardableResult
     func mutate<T: Sendable>(_ body: @escaping (inout Draft) throws -> T) async throws -> (T, Draft) {
         try self.requireRunningOrDraining()
+        // A change whose requester went away (its connection closed, cancelling its task) is not made. Once queued,
+        // it is committed whatever happens to the requester.
+        try Task.checkCancellation()
         let box = ValueBox<T>()
         let change = PendingChange { draft in box.value = try body(&draft) }
         self.queue.append(change)

@@ -212,7 +212,9 @@ extension SessionRegistry {
     /// Waits until the delay leases on `seats` are released or their deadlines have passed.
     private func waitForDelayLeases(on seats: [String], to userID: String?) async {
         for seat in seats {
-            while let deadline = self.delayDeadline(on: seat, to: userID), self.clock.now() < deadline {
+            while !Task.isCancelled, let deadline = self.delayDeadline(on: seat, to: userID),
+                self.clock.now() < deadline
+            {
                 self.logger.info(
                     "change waits for delay leases",
                     metadata: ["seat": "\(seat)", "deadline": "\(deadline)"]

@@ -189,12 +189,11 @@ extension SessionRegistry {
             return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
         }
         self.refreshWaiters[userID] = []
-        let result: Result<TokenSet, any Error>
-        do {
-            result = .success(try await self.performRefresh(of: userID))
-        } catch {
-            result = .failure(error)
-        }
+        // The refresh runs on a task of its own, which the caller's cancellation (its connection closed) does not
+        // reach: abandoning a refresh half-way could lose a refresh token the provider has already rotated, and
+        // other callers wait for this one.
+        let refresh = Task { try await self.performRefresh(of: userID) }
+        let result = await refresh.result
         for waiter in self.refreshWaiters.removeValue(forKey: userID) ?? [] { waiter.resume(with: result) }
         return try result.get()
     }

@@ -13,6 +13,9 @@ extension ResponseError {
             let seconds = refusal.retryAfterSeconds
             let whose = refusal.scope == .account ? "for this account" : "from this user"
             self = .rateLimited("too many failed logins \(whose); try again in \(seconds) s", retryAfter: seconds)
+        case is CancellationError:
+            // Only ever seen in the audit record: the requester's connection closed before the answer.
+            self.init(.internal, "the connection closed before the request was answered")
         case let error as SessionError:
             switch error {
             case .providerNotFound(let name):

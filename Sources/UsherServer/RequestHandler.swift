@@ -13,8 +13,10 @@ import UsherProtocol
 ///
 /// Reads (`current_user`, `list_users`, a fresh `access_token`, `hello`) are answered right here from the registry's
 /// published state: no task, no thread switch, no actor hop. A request that needs the registry (any change, a token
-/// that must be refreshed first) is handed to one task; lines that arrive meanwhile wait in `queued`, and reading from
-/// the socket pauses while too many wait. Answers to pipelined requests are flushed together, and a connection that
+/// that must be refreshed first) is handed to the connection's one task (`work`), which answers such requests one
+/// after the other and is cancelled when the connection closes: a change it has not committed yet (one waiting for a
+/// delay lease, say) then never happens, and an answer to a closed connection is dropped. Lines that arrive meanwhile
+/// wait in `queued`, and reading from the socket pauses while too many wait. Answers to pipelined requests are flushed together, and a connection that
 /// pipelines a great many lines yields to the other connections of its loop every `burst` lines.
 ///
 /// When the peer shuts down its side, every line it sent is still answered (a final unterminated one included), and
@@ -55,6 +57,9 @@ final class RequestHandler: ChannelDuplexHandler {
     /// whose task ends shortly after).
     private var forwarders = 0
     private var context: ChannelHandlerContext?
+    /// The connection's one task for requests that need the registry, started with the first such request, and the
+    /// way to hand it the next one.
+    private var work: (requests: AsyncStream<Dispatcher.Pending>.Continuation, task: Task<Void, Never>)?
 
     init(
         dispatcher: Dispatcher,
@@ -85,7 +90,16 @@ final class RequestHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.idleCloser.stop()
         self.unsubscribe()
+        self.endWork()
         self.context = nil
+    }
+
+    /// Ends the connection's task: a request it is answering is cancelled where it has not committed.
+    private func endWork() {
+        guard let work = self.work else { return }
+        self.work = nil
+        work.requests.finish()
+        work.task.cancel()
     }
 
     // MARK: - Inbound
@@ -134,6 +148,7 @@ final class RequestHandler: ChannelDuplexHandler {
         self.idleCloser.stop()
         self.unsplit = nil
         self.unsubscribe()
+        self.endWork()
         self.dispatcher.connectionClosed(self.dispatcherContext)
         self.queued.removeAll()
         context.fireChannelInactive()
@@ -174,16 +189,30 @@ final class RequestHandler: ChannelDuplexHandler {
         case .pending(let pending):
             self.busy = true
             context.flush()
-            let dispatcher = self.dispatcher
-            let dispatcherContext = self.dispatcherContext
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let eventLoop = context.eventLoop
-            // The one task of this request: the registry is an actor, and a change waits for its commit.
-            Task {
+            self.startWork(context: context).requests.yield(pending)
+        }
+    }
+
+    /// The connection's task, started at its first request that needs the registry (most connections only read, and
+    /// never start one): it answers them in order, one at a time, and hands each outcome back to the event loop.
+    private func startWork(
+        context: ChannelHandlerContext
+    ) -> (requests: AsyncStream<Dispatcher.Pending>.Continuation, task: Task<Void, Never>) {
+        if let work = self.work { return work }
+        let (requests, continuation) = AsyncStream.makeStream(of: Dispatcher.Pending.self)
+        let dispatcher = self.dispatcher
+        let dispatcherContext = self.dispatcherContext
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let task = Task {
+            for await pending in requests {
                 let outcome = await dispatcher.finish(pending, context: dispatcherContext)
+                // Dropped when the connection has closed meanwhile (`finished` finds no context).
                 eventLoop.execute { handler.value.finished(outcome) }
             }
         }
+        self.work = (continuation, task)
+        return (continuation, task)
     }
 
     private func answered(_ bytes: [UInt8], context: ChannelHandlerContext) {

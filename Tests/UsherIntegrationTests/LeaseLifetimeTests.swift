@@ -50,3 +50,45 @@ extension LeasesIntegrationTests {
         }
     }
 }
+
+extension LeasesIntegrationTests {
+    @Test func aSwitchWhoseConnectionClosesWhileItWaitsNeverHappens() async throws {
+        try await DaemonProcess.with(config: "[leases]\nmax_delay = \"60s\"\n") { daemon in
+            let root = try daemon.connect()
+            for email in ["b@example.com", "c@example.com"] {
+                _ = try await root.result("register", ["email": .string(email), "password": "secret123"])
+            }
+            let x = try await root.result("login", ["credentials": ["type": "anonymous"]])
+            let xID = try #require(x["user"]?["id"]?.stringValue)
+            var ids: [String: String] = [:]
+            for email in ["c@example.com", "b@example.com"] {
+                let login = try await root.result(
+                    "login",
+                    ["credentials": ["type": "email_password", "email": .string(email), "password": "secret123"]]
+                )
+                ids[email] = try #require(login["user"]?["id"]?.stringValue)
+            }
+            let watcher = try daemon.connect()
+            _ = try await watcher.result("subscribe", ["events": ["active_user_changed"]])
+            let holder = try daemon.connect()
+            _ = try await holder.result("inhibit", ["mode": "delay", "who": "pay", "why": "card payment"])
+
+            // A program asks to switch to x, and goes away while the switch waits for the lease.
+            let leaving = try daemon.connect()
+            try leaving.send(#"{"id":1,"method":"switch_user","params":{"user_id":"\#(xID)"}}"#)
+            #expect(try await holder.nextEvent()["event"] == "switch_pending")
+            leaving.close()
+            try await eventually {
+                daemon.log.split(separator: "\n").contains {
+                    $0.contains("action=switch_user") && $0.contains("outcome=internal")
+                }
+            }
+            // The lease goes; the next switch is the first to happen: the one whose asker left never does.
+            _ = try await holder.call("release", ["lease": "l_1"])
+            _ = try await root.result("switch_user", ["user_id": .string(ids["c@example.com"]!)])
+            let changed = try await watcher.nextEvent()
+            #expect(changed["data"]?["previous_user_id"]?.stringValue == ids["b@example.com"])
+            #expect(changed["data"]?["user_id"]?.stringValue == ids["c@example.com"])
+        }
+    }
+}
