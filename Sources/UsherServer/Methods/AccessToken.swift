@@ -37,7 +37,7 @@ extension MethodHandler {
             let result = try await call.registry.accessToken(
                 userID: request.userID,
                 minValidSeconds: request.minValid ?? AccessTokenRequest.defaultMinimumValidity,
-                seat: try call.seat(request.seat),
+                seat: call.requestedSeat(request.seat),
                 scope: call.scope
             )
             return .result(result, call, userID: result.userID, tokenExpiresAt: result.expiresAt)

@@ -15,7 +15,7 @@ extension MethodHandler {
             notify: { event in context.notify(LineCodec.encode(event)) }
         )
         let result = try await call.registry.inhibit(
-            seat: try call.seat(request.seat),
+            seat: call.requestedSeat(request.seat),
             mode: request.mode,
             who: request.who,
             why: request.why,

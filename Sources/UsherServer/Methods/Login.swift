@@ -5,7 +5,7 @@ extension MethodHandler {
     static let login = MethodHandler(LoginRequest.self, permission: .manage, reach: .seats, audited: true) {
         request,
         call in
-        let seat = try call.seat(request.seat)
+        let seat = call.requestedSeat(request.seat)
         let result = try await call.dispatcher.throttle.login(
             credentials: request.credentials,
             peer: call.context.peer.uid

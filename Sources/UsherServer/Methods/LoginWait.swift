@@ -7,7 +7,7 @@ extension MethodHandler {
         call in
         let result = try await call.registry.loginWait(
             loginID: request.loginID,
-            seat: try call.seat(request.seat),
+            seat: call.requestedSeat(request.seat),
             move: request.move,
             force: request.force,
             scope: call.scope

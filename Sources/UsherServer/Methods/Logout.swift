@@ -7,7 +7,7 @@ extension MethodHandler {
         call in
         let result = try await call.registry.logout(
             userID: request.userID,
-            seat: try call.seat(request.seat),
+            seat: call.requestedSeat(request.seat),
             force: request.force,
             scope: call.scope
         )

@@ -35,14 +35,20 @@ package struct MethodHandler: Sendable {
         /// The registry, for the asynchronous answers.
         var registry: SessionRegistry { self.dispatcher.registry }
 
-        /// The seat a request is about: the one it names (which must be known), else the caller's seat as logind saw
-        /// it when the connection was accepted, else nil (the registry's default seat).
+        /// The seat a read answered from the published state is about: the one it names (which must be known), else
+        /// the caller's seat as logind saw it when the connection was accepted, else nil (the default seat).
         func seat(_ requested: String?) throws(SessionError) -> String? {
             if let requested {
                 guard self.dispatcher.registry.view.isKnown(seat: requested) else { throw .seatNotFound(requested) }
                 return requested
             }
             return self.context.seat
+        }
+
+        /// The seat a request the registry answers is about, unchecked: the registry checks it, once, where the
+        /// change is made (`seat_not_found` for a seat it does not know).
+        func requestedSeat(_ requested: String?) -> String? {
+            requested ?? self.context.seat
         }
     }
 

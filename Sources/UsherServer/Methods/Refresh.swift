@@ -7,7 +7,7 @@ extension MethodHandler {
         call in
         let result = try await call.registry.refresh(
             userID: request.userID,
-            seat: try call.seat(request.seat),
+            seat: call.requestedSeat(request.seat),
             scope: call.scope
         )
         return .result(result, call, userID: result.userID)

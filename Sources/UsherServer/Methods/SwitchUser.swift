@@ -8,7 +8,7 @@ extension MethodHandler {
         let result = try await call.registry.switchUser(
             to: request.userID,
             ifGeneration: request.ifGeneration,
-            seat: try call.seat(request.seat),
+            seat: call.requestedSeat(request.seat),
             move: request.move,
             force: request.force,
             scope: call.scope
