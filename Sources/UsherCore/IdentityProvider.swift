@@ -140,6 +140,11 @@ package enum ProviderError: Error, Sendable, Equatable {
     /// no fault of the session, and retrying soon cannot help: the registry keeps the user logged in and waits long
     /// (or for a configuration reload) before it tries again.
     case misconfigured(String)
+    /// The provider refused a refresh with an HTTP 4xx that says nothing more precise (not `invalid_grant`, not a
+    /// refused client): not an outage. `refusal` identifies the answer (status and OAuth error), so that the same
+    /// refusal twice in a row can end the session (an account deleted at the provider, say), while one refusal is
+    /// retried in case it was a passing fault.
+    case rejected(refusal: String, message: String)
 }
 
 /// An identity provider: something that turns credentials into a session and keeps that session alive.

@@ -253,9 +253,22 @@ extension SessionRegistry {
                 backoff: wait...wait
             )
             throw ProviderError.misconfigured(message)
+        } catch ProviderError.rejected(let refusal, let message) {
+            // Not an outage: the provider answered, and said no. Once may be a passing fault of the provider's; the
+            // same refusal twice in a row (an account deleted there answers every refresh alike) ends the session.
+            self.refreshesFailed += 1
+            if self.tokenStatus[userID]?.lastRefusal == refusal {
+                let reason = "the provider refused the refresh twice (\(refusal)): \(message)"
+                try await self.endRevokedSession(of: userID, refreshToken: session.tokens.refreshToken, reason: reason)
+                throw SessionError.userLoggedOut(userID)
+            }
+            self.scheduleRetry(of: userID, session: session, code: .providerRejected, message: message)
+            self.tokenStatus[userID]?.lastRefusal = refusal
+            throw ProviderError.rejected(refusal: refusal, message: message)
         } catch ProviderError.unavailable(let message) {
             self.refreshesFailed += 1
             self.scheduleRetry(of: userID, session: session, code: .providerUnavailable, message: message)
+            self.tokenStatus[userID]?.lastRefusal = nil
             throw ProviderError.unavailable(message)
         } catch {
             self.refreshesFailed += 1

@@ -13,6 +13,8 @@ extension SessionRegistry {
         /// asking the provider again. Its tokens are never handed out before they are durable. Boxed: it is rare,
         /// and every logged-in user has a status.
         var unstoredBox: Unstored?
+        /// The provider's last refusal of a refresh (`ProviderError.rejected`): the same one again ends the session.
+        var lastRefusal: String?
 
         var unstored: RefreshedSession? {
             get { self.unstoredBox?.session }
@@ -22,7 +24,7 @@ extension SessionRegistry {
         /// Whether there is nothing here that the rules do not say already: such a status is not kept.
         var isPlain: Bool {
             !self.refreshing && self.failures == 0 && self.retryAt == nil && self.lastError == nil
-                && self.nextRefreshAt == nil && self.unstoredBox == nil
+                && self.nextRefreshAt == nil && self.unstoredBox == nil && self.lastRefusal == nil
         }
 
         /// What clients see of it.

@@ -52,6 +52,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let apiKeyNotFound = ErrorCode("api_key_not_found")
     /// The provider could not be reached, or failed transiently; the request may succeed later.
     public static let providerUnavailable = ErrorCode("provider_unavailable")
+    /// The provider refused a refresh with an HTTP 4xx that is not an outage (see `last_refresh_error`).
+    public static let providerRejected = ErrorCode("provider_rejected")
     /// The daemon serves `limits.max_connections` connections at most; this one is closed.
     public static let tooManyConnections = ErrorCode("too_many_connections")
     /// Something unexpected failed inside the daemon; details are in its log.
@@ -89,7 +91,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .invalidCredentials, .accountExists, .registrationDisabled, .userNotFound, .userLoggedOut, .noActiveUser,
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
         .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited, .shuttingDown,
-        .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases,
+        .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases, .providerRejected,
     ]
 }
 

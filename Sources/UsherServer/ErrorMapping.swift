@@ -78,6 +78,7 @@ extension ResponseError {
             case .accessDenied(let message): self.init(.accessDenied, message)
             case .expiredToken(let message): self.init(.expiredToken, message)
             case .misconfigured(let message): self.init(.providerMisconfigured, message)
+            case .rejected(_, let message): self.init(.providerRejected, message)
             }
         default:
             logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])

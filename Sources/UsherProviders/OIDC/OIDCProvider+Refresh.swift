@@ -48,8 +48,9 @@ extension OIDCProvider {
     /// How a failed refresh counts: `invalid_grant` and a bare 400 or 401 end the session; `invalid_client` and
     /// `unauthorized_client` are the daemon's configuration at fault (a wrong or rotated client secret, a client not
     /// allowed the grant), not the session's, so the user stays logged in and the registry waits long before trying
-    /// again; everything else (network, 5xx, 429, other errors, garbage) is transient and retried, keeping the user
-    /// logged in.
+    /// again; any other 4xx but 408 and 429 is a refusal (`rejected`: the registry retries once, and ends the session
+    /// when the same refusal comes again); everything else (network, 5xx, 408, 429, garbage) is transient and retried,
+    /// keeping the user logged in.
     static func refreshError(_ failure: OIDCFailure) -> ProviderError {
         switch failure {
         case .oauth(_, "invalid_grant"?, let description):
@@ -58,6 +59,8 @@ extension OIDCProvider {
             return .misconfigured("the provider refused the client: \(failure.summary)")
         case .oauth(let status, nil, _) where status == 400 || status == 401:
             return .sessionRevoked("the provider rejected the refresh token (HTTP \(status))")
+        case .oauth(let status, let error, _) where (400..<500).contains(status) && status != 408 && status != 429:
+            return .rejected(refusal: "HTTP \(status) \(error ?? "")", message: failure.summary)
         default:
             return .unavailable(failure.summary)
         }

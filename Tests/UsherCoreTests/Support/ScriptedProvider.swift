@@ -16,6 +16,8 @@ final class ScriptedProvider: IdentityProvider {
         case reject
         /// The provider refuses the daemon's client (`invalid_client`).
         case refuseClient
+        /// The provider refuses the refresh with an unspecific 4xx (`HTTP 400 invalid_request`).
+        case refuse
     }
 
     struct RefreshCall: Sendable, Equatable {
@@ -146,6 +148,11 @@ final class ScriptedProvider: IdentityProvider {
             throw ProviderError.sessionRevoked("the session was revoked")
         case .refuseClient:
             throw ProviderError.misconfigured("the provider refused the client: invalid_client (bad secret)")
+        case .refuse:
+            throw ProviderError.rejected(
+                refusal: "HTTP 400 invalid_request",
+                message: "HTTP 400 invalid_request: There is no 'user' for this token"
+            )
         }
     }
 
