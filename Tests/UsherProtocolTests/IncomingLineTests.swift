@@ -49,4 +49,38 @@ struct IncomingLineTests {
         #expect(throws: (any Error).self) { try unknown.decodeEvent() }
         #expect(throws: DecodingError.self) { try LineCodec.readIncoming(Array(#"{"event":3}"#.utf8)) }
     }
+
+    // MARK: - As decodeIncoming gives them
+
+    @Test func incomingEventIsAnEventEvenWithAnID() throws {
+        // A line with "event" is an event, whatever else it carries.
+        let line = #"{"data":{"user_id":"u"},"event":"user_removed","generation":2,"id":5}"#
+        guard case .event(let event) = try LineCodec.decodeIncoming(Array(line.utf8)) else {
+            Issue.record("not classified as an event")
+            return
+        }
+        #expect(event == Event(generation: 2, .userRemoved(userID: "u")))
+    }
+
+    @Test func incomingResultOfNull() throws {
+        guard case .response(let id, .success(let value)) = try LineCodec.decodeIncoming(Array(#"{"id":1}"#.utf8))
+        else {
+            Issue.record("not classified as a response")
+            return
+        }
+        #expect(id == .int(1))
+        #expect(value == .null)
+    }
+
+    @Test func incomingRejectsUnknownEventsAndGarbage() {
+        #expect(throws: (any Error).self) {
+            try LineCodec.decodeIncoming(Array(#"{"data":{},"event":"no_such_event","generation":1}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try LineCodec.decodeIncoming(Array(#"{"data":{},"event":"user_removed","generation":1}"#.utf8))
+        }
+        #expect(throws: (any Error).self) { try LineCodec.decodeIncoming(Array("not json".utf8)) }
+        #expect(throws: (any Error).self) { try LineCodec.decodeIncoming(Array("[]".utf8)) }
+        #expect(throws: (any Error).self) { try LineCodec.decodeIncoming([UInt8]()) }
+    }
 }
