@@ -149,6 +149,9 @@ let package = Package(
             name: "UsherTestSupport",
             dependencies: [
                 "UsherProtocol",
+                // For `FailingStore`, the one store double the core's and the providers' tests share.
+                "UsherCore",
+                "UsherStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

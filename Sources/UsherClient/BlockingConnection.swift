@@ -71,19 +71,27 @@ public final class BlockingConnection {
     /// - Throws: `ResponseError` when the daemon answers with an error; `UsherClientError` when the connection fails
     ///   or the result does not decode.
     public func send<Request: UsherRequest>(_ request: Request) throws -> Request.Result {
-        try self.sendReturningJSON(request).result
+        try UsherClient.decodeResult(
+            of: Request.self,
+            from: try self.exchange(method: Request.method.rawValue, params: request.params.values)
+        )
     }
 
     /// Sends a typed request and returns its decoded result together with the JSON it was decoded from.
     public func sendReturningJSON<Request: UsherRequest>(
         _ request: Request
     ) throws -> (result: Request.Result, json: JSONValue) {
-        let json = try self.call(method: Request.method.rawValue, params: request.params.values)
-        return (try UsherClient.decodeResult(of: Request.self, from: json), json)
+        let line = try self.exchange(method: Request.method.rawValue, params: request.params.values)
+        return (try UsherClient.decodeResult(of: Request.self, from: line), try UsherClient.decodeJSON(from: line))
     }
 
     /// Sends any method with any parameters and returns the result as JSON.
     public func call(method: String, params: [String: JSONValue] = [:]) throws -> JSONValue {
+        try UsherClient.decodeJSON(from: try self.exchange(method: method, params: params))
+    }
+
+    /// Sends a request and waits for its response line, whose result is left undecoded for the caller.
+    private func exchange(method: String, params: [String: JSONValue]) throws -> IncomingLine {
         if let failure = self.failure { throw failure }
         let id = self.nextID
         self.nextID += 1

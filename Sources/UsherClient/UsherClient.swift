@@ -4,14 +4,6 @@ import Synchronization
 import UsherFraming
 @_exported import UsherProtocol
 
-// FoundationEssentials, not Foundation: every `usher` run links this module, and Foundation would bring ICU and its
-// start-up cost with it.
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A connection to `usherd`.
 ///
 /// A client exists only inside `withConnection`: the scope opens the socket, reads the daemon's lines for as long as
@@ -56,8 +48,9 @@ public final class UsherClient: Sendable {
     private struct Pending {
         var id: Int64
         var ticket: UInt64
-        /// Nil when the caller was cancelled: the response still arrives, in its turn, and is dropped.
-        var continuation: CheckedContinuation<JSONValue, any Error>?
+        /// Nil when the caller was cancelled: the response still arrives, in its turn, and is dropped. Resumed with
+        /// the response line, whose result the caller decodes into the type it expects.
+        var continuation: CheckedContinuation<IncomingLine, any Error>?
     }
 
     private init(location: SocketLocation, outgoing: AsyncStream<[UInt8]>.Continuation) {
@@ -144,29 +137,42 @@ public final class UsherClient: Sendable {
     /// - Throws: `ResponseError` when the daemon answers with an error; `UsherClientError` when the connection fails
     ///   or the result does not decode; `CancellationError` when the calling task is cancelled while waiting.
     public func send<Request: UsherRequest>(_ request: Request) async throws -> Request.Result {
-        try await self.sendReturningJSON(request).result
+        let line = try await self.exchange(method: Request.method.rawValue, params: request.params.values)
+        return try Self.decodeResult(of: Request.self, from: line)
     }
 
     /// Sends a typed request and returns its decoded result together with the JSON it was decoded from, for tools
-    /// that print what the daemon answered as it is.
+    /// that print what the daemon answered as it is. (The result is decoded twice, once into each form, both from
+    /// the line's bytes: `send` decodes it once.)
     public func sendReturningJSON<Request: UsherRequest>(
         _ request: Request
     ) async throws -> (result: Request.Result, json: JSONValue) {
-        let json = try await self.call(method: Request.method.rawValue, params: request.params.values)
-        return (try Self.decodeResult(of: Request.self, from: json), json)
+        let line = try await self.exchange(method: Request.method.rawValue, params: request.params.values)
+        return (try Self.decodeResult(of: Request.self, from: line), try Self.decodeJSON(from: line))
     }
 
-    /// Turns a result's JSON into its typed form; a result of the wrong shape is `malformedResponse`.
+    /// Decodes a response's result, from the line's bytes, into its typed form; a result of the wrong shape is
+    /// `malformedResponse`.
     static func decodeResult<Request: UsherRequest>(
         of request: Request.Type,
-        from json: JSONValue
+        from line: IncomingLine
     ) throws(UsherClientError) -> Request.Result {
         do {
-            return try LineCodec.decode(Request.Result.self, from: json)
+            return try line.decodeResult(as: Request.Result.self)
         } catch let error as DecodingError {
             throw .malformedResponse("the result of \(Request.method.rawValue): \(error.summary)")
         } catch {
             throw .malformedResponse("the result of \(Request.method.rawValue) could not be decoded")
+        }
+    }
+
+    /// Decodes a response's result as JSON. The line passed `JSONScanner`'s grammar check, so this fails only for
+    /// bytes that are not UTF-8.
+    static func decodeJSON(from line: IncomingLine) throws(UsherClientError) -> JSONValue {
+        do {
+            return try line.decodeResult(as: JSONValue.self)
+        } catch {
+            throw .malformedResponse("a line from usherd: \((error as? DecodingError)?.summary ?? "not JSON")")
         }
     }
 
@@ -176,6 +182,14 @@ public final class UsherClient: Sendable {
     /// - Throws: `ResponseError` when the daemon answers with an error; `UsherClientError` when the connection fails;
     ///   `CancellationError` when the calling task is cancelled while waiting.
     public func call(method: String, params: [String: JSONValue] = [:]) async throws -> JSONValue {
+        try Self.decodeJSON(from: try await self.exchange(method: method, params: params))
+    }
+
+    /// Sends a request and waits for its response line, whose result is left undecoded for the caller.
+    ///
+    /// - Throws: `ResponseError` when the daemon answers with an error; `UsherClientError` when the connection fails;
+    ///   `CancellationError` when the calling task is cancelled while waiting.
+    private func exchange(method: String, params: [String: JSONValue]) async throws -> IncomingLine {
         let ticket = self.state.withLock { state in
             state.nextTicket += 1
             return state.nextTicket
@@ -199,7 +213,7 @@ public final class UsherClient: Sendable {
                 if let failure { continuation.resume(throwing: failure) }
             }
         } onCancel: {
-            let continuation = self.state.withLock { state -> CheckedContinuation<JSONValue, any Error>? in
+            let continuation = self.state.withLock { state -> CheckedContinuation<IncomingLine, any Error>? in
                 guard let index = state.pending.firstIndex(where: { $0.ticket == ticket }) else { return nil }
                 defer { state.pending[index].continuation = nil }
                 return state.pending[index].continuation
@@ -249,7 +263,7 @@ public final class UsherClient: Sendable {
     /// - Returns: the error that ends the connection when the line breaks the protocol. Once a response cannot be
     ///   matched to its request, no later response can be trusted to belong to the request it seems to answer.
     private func handle(line: some Collection<UInt8>) -> UsherClientError? {
-        let incoming: LineCodec.Incoming?
+        let incoming: Incoming?
         do {
             incoming = try Self.decodeLine(line)
         } catch {
@@ -282,13 +296,27 @@ public final class UsherClient: Sendable {
         }
     }
 
-    /// Decodes a line from the daemon; nil for an event this version does not know (or cannot decode), which is
-    /// skipped: a newer daemon may send it. Any other line that does not decode breaks the protocol.
-    static func decodeLine(_ line: some Collection<UInt8>) throws(UsherClientError) -> LineCodec.Incoming? {
+    /// A line from the daemon as a client needs it: an event decoded, or a response with its error decoded and its
+    /// result left in the line's bytes, for the caller to decode into the type it expects.
+    enum Incoming {
+        case response(id: RequestID?, Result<IncomingLine, ResponseError>)
+        case event(Event)
+    }
+
+    /// Reads a line from the daemon, decoding each part once; nil for an event this version does not know (or cannot
+    /// decode), which is skipped: a newer daemon may send it. Any other line that does not decode breaks the protocol.
+    static func decodeLine(_ line: some Collection<UInt8>) throws(UsherClientError) -> Incoming? {
         do {
-            return try LineCodec.decodeIncoming(line)
+            let incoming = try LineCodec.readIncoming(line)
+            switch incoming.kind {
+            case .event:
+                return (try? incoming.decodeEvent()).map { .event($0) }
+            case .error:
+                return .response(id: incoming.id, .failure(try incoming.decodeError()))
+            case .result:
+                return .response(id: incoming.id, .success(incoming))
+            }
         } catch {
-            if Self.isEvent(line) { return nil }
             let reason = (error as? DecodingError)?.summary ?? "not a response"
             throw .malformedResponse("a line from usherd: \(reason)")
         }
@@ -298,7 +326,7 @@ public final class UsherClient: Sendable {
     /// only an error about a line it could not read may carry a null id.
     static func mismatch(
         id: RequestID?,
-        result: Result<JSONValue, ResponseError>,
+        result: Result<IncomingLine, ResponseError>,
         expected: Int64
     ) -> UsherClientError? {
         switch (id, result) {
@@ -309,10 +337,6 @@ public final class UsherClient: Sendable {
                 "response id \(id.map { "\($0)" } ?? "null") does not match request id \(expected)"
             )
         }
-    }
-
-    private static func isEvent(_ line: some Collection<UInt8>) -> Bool {
-        (try? JSONDecoder().decode(EventProbe.self, from: Data(line)))?.event != nil
     }
 
     /// Ends the connection: fails every waiting request with `reason`, finishes `events`, and stops the writer.
@@ -330,9 +354,4 @@ public final class UsherClient: Sendable {
         self.eventSink.finish()
         self.outgoing.finish()
     }
-}
-
-/// Just enough of a line to tell an event from a response.
-private struct EventProbe: Decodable {
-    var event: String?
 }

@@ -26,27 +26,30 @@ struct JSONScanner {
         var kind: Kind
     }
 
-    /// The members found for up to three wanted keys, by the keys' positions: held inline, so that scanning a
-    /// request line allocates nothing.
+    /// The members found for up to four wanted keys, by the keys' positions: held inline, so that scanning a
+    /// line allocates nothing. (A request line wants three; a line from the daemon four.)
     struct FoundMembers: Sendable {
-        static let capacity = 3
+        static let capacity = 4
         private var first: Found?
         private var second: Found?
         private var third: Found?
+        private var fourth: Found?
 
         subscript(position: Int) -> Found? {
             get {
                 switch position {
                 case 0: self.first
                 case 1: self.second
-                default: self.third
+                case 2: self.third
+                default: self.fourth
                 }
             }
             set {
                 switch position {
                 case 0: self.first = newValue
                 case 1: self.second = newValue
-                default: self.third = newValue
+                case 2: self.third = newValue
+                default: self.fourth = newValue
                 }
             }
         }

@@ -219,21 +219,19 @@ public enum LineCodec {
         case event(Event)
     }
 
-    /// Decodes a line the daemon sent.
+    /// Decodes a line the daemon sent, a result as `JSONValue`. Each line is decoded once (see `readIncoming`, which
+    /// a client that knows the result's type uses instead, to decode it straight into that type).
     public static func decodeIncoming(_ line: some Collection<UInt8>) throws -> Incoming {
-        let data = Data(line)
-        let decoder = JSONDecoder()
-        let envelope = try decoder.decode(IncomingEnvelope.self, from: data)
-        if envelope.event != nil {
-            return .event(try decoder.decode(Event.self, from: data))
+        let incoming = try self.readIncoming(line)
+        switch incoming.kind {
+        case .event: return .event(try incoming.decodeEvent())
+        case .error: return .response(id: incoming.id, .failure(try incoming.decodeError()))
+        case .result: return .response(id: incoming.id, .success(try incoming.decodeResult(as: JSONValue.self)))
         }
-        if let error = envelope.error {
-            return .response(id: envelope.id, .failure(error))
-        }
-        return .response(id: envelope.id, .success(envelope.result ?? .null))
     }
 
-    /// Re-decodes a result value into its typed form.
+    /// Re-decodes a result value into its typed form: for a value already decoded as `JSONValue`. A line's result
+    /// decodes straight from its bytes with `IncomingLine.decodeResult(as:)`.
     public static func decode<Result: Decodable>(_ type: Result.Type, from value: JSONValue) throws -> Result {
         let data = try JSONEncoder().encode(value)
         return try JSONDecoder().decode(Result.self, from: data)
@@ -246,13 +244,6 @@ extension RequestID {
         if case .number = self { return nil }
         return self
     }
-}
-
-private struct IncomingEnvelope: Decodable {
-    var id: RequestID?
-    var event: String?
-    var result: JSONValue?
-    var error: ResponseError?
 }
 
 private struct ResultEnvelope<Result: Encodable>: Encodable {

@@ -32,10 +32,12 @@ struct Session {
     /// Whether `--json` asked for the raw result instead of readable output.
     let json: Bool
 
-    /// The command's main call: with `--json`, its result is printed as the daemon sent it.
+    /// The command's main call: with `--json`, its result is printed as the daemon sent it. (Without, the result is
+    /// decoded only into its type.)
     func perform<Request: UsherRequest>(_ request: Request) async throws -> Request.Result {
+        guard self.json else { return try await self.client.send(request) }
         let (result, json) = try await self.client.sendReturningJSON(request)
-        if self.json { Output.json(json) }
+        Output.json(json)
         return result
     }
 

@@ -46,10 +46,19 @@ struct TokenOptions: ParsableArguments {
         return try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
     }
 
-    /// A token as `access_token` gives it, or the error that says why there is none.
-    func token(on connection: BlockingConnection) throws -> (result: AccessTokenRequest.Result, json: JSONValue) {
-        try connection.sendReturningJSON(
-            AccessTokenRequest(userID: try self.userID(on: connection), minValid: self.minValid, seat: self.seat)
+    /// A token as `access_token` gives it, or the error that says why there is none; with `json`, also the JSON it
+    /// was decoded from (otherwise the answer is decoded only into its type: `usher token` runs in shell prompts).
+    func token(
+        on connection: BlockingConnection,
+        json: Bool = false
+    ) throws -> (result: AccessTokenRequest.Result, json: JSONValue?) {
+        let request = AccessTokenRequest(
+            userID: try self.userID(on: connection),
+            minValid: self.minValid,
+            seat: self.seat
         )
+        guard json else { return (try connection.send(request), nil) }
+        let (result, value) = try connection.sendReturningJSON(request)
+        return (result, value)
     }
 }

@@ -30,8 +30,8 @@ extension Usher {
 
         func run() throws {
             let connection = try BlockingConnection(to: self.options.location)
-            let (token, json) = try self.token.token(on: connection)
-            if self.options.json {
+            let (token, json) = try self.token.token(on: connection, json: self.options.json)
+            if let json {
                 Output.json(json)
             } else if self.expires {
                 Output.line(token.expiresAt.rfc3339)

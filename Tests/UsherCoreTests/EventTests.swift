@@ -1,6 +1,7 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// What subscribers are told, and when.
 @Suite("Events")

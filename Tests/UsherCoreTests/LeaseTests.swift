@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// Leases against the registry: block refuses and `force` breaks, delay waits for release or the deadline (on the
 /// test clock), a revoked session breaks the leases on its seat.

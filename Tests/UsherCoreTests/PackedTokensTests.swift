@@ -1,6 +1,7 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// Tokens are held packed in memory; every token must come back exactly as it went in, packed or not.
 @Suite("Packed tokens")

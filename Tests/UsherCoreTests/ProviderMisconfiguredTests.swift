@@ -1,6 +1,7 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// A refresh the provider refuses for the daemon's own client configuration (`invalid_client`): the user stays logged
 /// in, the provider is left alone for an hour (or until a reload), and an operator is told.

@@ -5,6 +5,7 @@ import UsherCore
 import UsherProtocol
 import UsherProviders
 import UsherStore
+import UsherTestSupport
 
 /// A refresh is one atomic change: the provider's answer is stored with the tokens it replaces, or not at all, and an
 /// answer that could not be stored is stored later instead of asking the provider again with the replaced token.

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// The one timer queue: `DeadlineHeap` and the `RefreshScheduler` loop over it.
 @Suite("Refresh scheduler")

@@ -1,6 +1,7 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// Seats declared in the configuration: one active user per seat, at most one seat per user, successors per seat,
 /// and every seat's active user kept across a restart.

@@ -1,6 +1,7 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// Keeping sessions alive: when tokens are refreshed, what failures do, and what late results may not do.
 @Suite("Token lifecycle")

@@ -24,9 +24,9 @@ extension LocalProviderOutsideCredentialsTests {
         (["true"], false, false),
     ]
 
-    @Test(arguments: 0..<Self.emailVerifiedCases.count)
-    func onlyJSONTrueVerifiesAnEmail(_ index: Int) async throws {
-        let (value, idTokenKeeps, jwtKeeps) = Self.emailVerifiedCases[index]
+    @Test(arguments: NamedCase.cases(Self.emailVerifiedCases) { "email_verified " + JSONValue.label($0.0) })
+    func onlyJSONTrueVerifiesAnEmail(_ testCase: NamedCase<(JSONValue?, idToken: Bool, jwt: Bool)>) async throws {
+        let (value, idTokenKeeps, jwtKeeps) = testCase.value
         let key = TestIssuerKey.p256(kid: "k1")
         let setup = try Setup()
         let keys = try setup.keySet([key])

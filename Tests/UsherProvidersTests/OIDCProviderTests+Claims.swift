@@ -7,17 +7,15 @@ import UsherTestSupport
 
 /// Which email the OpenID Connect provider takes, and which grants it uses.
 extension OIDCProviderTests {
-    // MARK: - email_verified
-
     /// `email_verified` values, and whether the email is taken: only JSON `true` verifies.
     static let emailVerifiedCases: [(JSONValue?, Bool)] = [
         (true, true), (nil, false), (false, false), ("true", false), ("false", false), ("False", false),
         (0, false), (1, false), ("", false),
     ]
 
-    @Test(arguments: 0..<Self.emailVerifiedCases.count)
-    func onlyJSONTrueVerifiesTheEmail(_ index: Int) async throws {
-        let (value, verifies) = Self.emailVerifiedCases[index]
+    @Test(arguments: NamedCase.cases(Self.emailVerifiedCases) { "email_verified " + JSONValue.label($0.0) })
+    func onlyJSONTrueVerifiesTheEmail(_ testCase: NamedCase<(JSONValue?, Bool)>) async throws {
+        let (value, verifies) = testCase.value
         let label = value.map { "\($0)" } ?? "absent"
         try await OIDCFixture.with { fixture in
             let provider = fixture.provider()

@@ -1,15 +1,19 @@
 import Crypto
+import Logging
 import NIOPosix
 import Testing
 import UsherCore
 import UsherProtocol
 import UsherProviders
 import UsherStore
+import UsherTestSupport
 
 /// The embedded provider, against the in-memory database.
 @Suite("Local provider")
 struct LocalProviderTests {
-    private struct Fixture {
+    static let quietLogger = Logger(label: "usher.tests", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    struct Fixture {
         var provider: LocalProvider
         var database: AppDatabase
         var clock: ManualClock
@@ -32,7 +36,7 @@ struct LocalProviderTests {
     }
 
     /// A local provider with a cheap scrypt cost, on a one-thread pool that `body` may use.
-    private static func withProvider<T>(
+    static func withProvider<T>(
         allowAnonymous: Bool = true,
         allowRegistration: Bool = true,
         accessLifetimeMilliseconds: Int64 = 30 * 60_000,
@@ -73,11 +77,11 @@ struct LocalProviderTests {
         }
     }
 
-    private static func emailPassword(_ email: String, _ password: String) -> [String: JSONValue] {
+    static func emailPassword(_ email: String, _ password: String) -> [String: JSONValue] {
         ["type": "email_password", "email": .string(email), "password": .string(password)]
     }
 
-    private static func session(_ authentication: Authentication) -> ProviderSession {
+    static func session(_ authentication: Authentication) -> ProviderSession {
         ProviderSession(
             userID: User.id(provider: "local", subject: authentication.subject),
             subject: authentication.subject,
@@ -86,7 +90,7 @@ struct LocalProviderTests {
         )
     }
 
-    private static func session(_ subject: String, _ tokens: TokenSet) -> ProviderSession {
+    static func session(_ subject: String, _ tokens: TokenSet) -> ProviderSession {
         ProviderSession(
             userID: User.id(provider: "local", subject: subject),
             subject: subject,
@@ -255,128 +259,6 @@ struct LocalProviderTests {
         }
     }
 
-    @Test("refresh rotates the refresh token; an old one never works again", .timeLimit(.minutes(1)))
-    func rotation() async throws {
-        try await Self.withProvider { fixture in
-            let provider = fixture.provider
-            let clock = fixture.clock
-            let login = try await provider.authenticate(credentials: ["type": "anonymous"])
-            clock.advance(bySeconds: 60)
-            let first = try await fixture.refresh(Self.session(login))
-            #expect(first.tokens.refreshToken != nil)
-            #expect(first.tokens.refreshToken != login.tokens.refreshToken)
-            #expect(first.tokens.accessToken != login.tokens.accessToken)
-            #expect(first.tokens.issuedAt == clock.now())
-
-            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
-                try await provider.refresh(Self.session(login))
-            }
-            let second = try await fixture.refresh(Self.session(login.subject, first.tokens))
-            #expect(second.tokens.refreshToken != first.tokens.refreshToken)
-            await #expect(throws: ProviderError.self) {
-                try await provider.refresh(Self.session(login.subject, first.tokens))
-            }
-        }
-    }
-
-    @Test(
-        "refresh itself writes nothing: the rotation happens when its pending write is committed, once",
-        .timeLimit(.minutes(1))
-    )
-    func rotationIsDeferredToTheCommit() async throws {
-        try await Self.withProvider { fixture in
-            let provider = fixture.provider
-            let login = try await provider.authenticate(credentials: ["type": "anonymous"])
-            // Two answers for the same token (as when the first could not be stored): neither consumed the grant.
-            let uncommitted = try await provider.refresh(Self.session(login))
-            let answer = try await provider.refresh(Self.session(login))
-            let rotation = try #require(answer.pendingWrite)
-            let staleRotation = try #require(uncommitted.pendingWrite)
-            try await fixture.database.commit(
-                SessionChange(generation: nil, saved: [], deleted: [], pendingWrites: [rotation])
-            )
-            // Committed: the new token works, the old one does not, and the other answer's rotation can no longer be
-            // committed (the grant it consumes is gone), nor anything committed with it.
-            let next = try await provider.refresh(Self.session(login.subject, answer.tokens))
-            #expect(next.tokens.refreshToken != answer.tokens.refreshToken)
-            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
-                try await provider.refresh(Self.session(login))
-            }
-            let bystander = User(
-                id: "u_bystander",
-                provider: "local",
-                subject: "s",
-                kind: "anonymous",
-                email: nil,
-                name: nil,
-                state: .loggedOut,
-                addedGeneration: 1,
-                createdAt: fixture.clock.now(),
-                lastLoginAt: nil,
-                lastActiveAt: nil,
-                activeGeneration: 0,
-                tokens: nil,
-                providerData: nil
-            )
-            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
-                try await fixture.database.commit(
-                    SessionChange(
-                        generation: 7,
-                        saved: [bystander],
-                        deleted: [],
-                        pendingWrites: [staleRotation]
-                    )
-                )
-            }
-            let state = try await fixture.database.loadSessions()
-            #expect(state.generation == 0, "the whole change was rolled back")
-            #expect(state.users.isEmpty)
-        }
-    }
-
-    @Test("a revoked session cannot be refreshed", .timeLimit(.minutes(1)))
-    func revoke() async throws {
-        try await Self.withProvider { fixture in
-            let provider = fixture.provider
-            let login = try await provider.authenticate(credentials: ["type": "anonymous"])
-            #expect(await provider.revoke(Self.session(login)))
-            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
-                try await provider.refresh(Self.session(login))
-            }
-            #expect(await provider.revoke(Self.session(login)), "revoking twice is still revoked")
-        }
-    }
-
-    @Test("refresh_token_lifetime counts from login: rotation never extends it", .timeLimit(.minutes(1)))
-    func absoluteLifetime() async throws {
-        try await Self.withProvider(
-            accessLifetimeMilliseconds: 10 * 60_000,
-            refreshLifetimeMilliseconds: 60 * 60_000
-        ) { fixture in
-            let provider = fixture.provider
-            let clock = fixture.clock
-            let start = clock.now()
-            let end = start.adding(seconds: 3600)
-            let login = try await provider.authenticate(credentials: ["type": "anonymous"])
-            #expect(login.tokens.refreshExpiresAt == end)
-
-            clock.advance(bySeconds: 30 * 60)
-            let middle = try await fixture.refresh(Self.session(login))
-            #expect(middle.tokens.refreshExpiresAt == end)
-            #expect(middle.tokens.expiresAt == start.adding(seconds: 40 * 60))
-
-            clock.advance(bySeconds: 25 * 60)
-            let late = try await fixture.refresh(Self.session(login.subject, middle.tokens))
-            #expect(late.tokens.refreshExpiresAt == end)
-            #expect(late.tokens.expiresAt == end, "an access token never outlives its session")
-
-            clock.advance(bySeconds: 5 * 60)
-            await #expect(throws: ProviderError.sessionRevoked("the refresh token is revoked or expired")) {
-                try await provider.refresh(Self.session(login.subject, late.tokens))
-            }
-        }
-    }
-
     @Test("passwords are stored hashed and salted, never in the clear", .timeLimit(.minutes(1)))
     func passwordsHashed() async throws {
         try await Self.withProvider { fixture in
@@ -389,109 +271,6 @@ struct LocalProviderTests {
             #expect(!a.passwordHash.contains("correct horse"))
             #expect(a.passwordHash.hasPrefix("$scrypt$"))
             #expect(a.passwordHash != b.passwordHash, "each password has its own salt")
-        }
-    }
-
-    @Test("through the registry, an API key logs in as the same user as the password", .timeLimit(.minutes(1)))
-    func registryWithLocalProvider() async throws {
-        try await Self.withProvider { fixture in
-            let provider = fixture.provider
-            let database = fixture.database
-            let clock = fixture.clock
-            let registry = SessionRegistry(
-                store: database,
-                providers: [provider],
-                defaultProvider: "local",
-                clock: clock,
-                logger: Harness.logger
-            )
-            try await registry.load()
-            _ = try await registry.register(provider: nil, email: "a@example.com", password: "secret1")
-            let user = try await registry.login(
-                provider: nil,
-                credentials: Self.emailPassword("a@example.com", "secret1")
-            ).user
-            let created = try await registry.createAPIKey(name: "ci", userID: nil)
-            #expect(created.userID == user.id)
-            #expect(try await registry.listAPIKeys(userID: nil).apiKeys.map(\.name) == ["ci"])
-            _ = try await registry.logout(userID: nil)
-
-            let viaKey = try await registry.login(
-                provider: nil,
-                credentials: ["type": "api_key", "key": .string(created.key)]
-            ).user
-            #expect(viaKey.id == user.id)
-            #expect(viaKey.email == "a@example.com")
-            #expect(await registry.listUsers().users.count == 1)
-
-            // The registry's refresh rotates at the provider and keeps the new token.
-            let before = try #require(try await database.loadSessions().users.first?.tokens)
-            clock.advance(bySeconds: 60)
-            _ = try await registry.refresh(userID: nil)
-            let after = try #require(try await database.loadSessions().users.first?.tokens)
-            #expect(after.refreshToken != before.refreshToken)
-            await #expect(throws: ProviderError.self) {
-                try await provider.refresh(Self.session(user.id, before))
-            }
-
-            _ = try await registry.deleteAPIKey(name: "ci", userID: nil)
-            await #expect(throws: SessionError.apiKeyNotFound("ci")) {
-                try await registry.deleteAPIKey(name: "ci", userID: nil)
-            }
-            _ = try await registry.logout(userID: nil)
-            await #expect(throws: ProviderError.invalidCredentials("unknown or deleted API key")) {
-                try await registry.login(provider: nil, credentials: ["type": "api_key", "key": .string(created.key)])
-            }
-        }
-    }
-
-    @Test("a session ends at its absolute lifetime, without refreshes that cannot extend it", .timeLimit(.minutes(1)))
-    func sessionEnd() async throws {
-        try await Self.withProvider(
-            accessLifetimeMilliseconds: 30 * 60_000,
-            refreshLifetimeMilliseconds: 60 * 60_000
-        ) { fixture in
-            let clock = fixture.clock
-            let registry = SessionRegistry(
-                store: fixture.database,
-                providers: [fixture.provider],
-                defaultProvider: "local",
-                clock: clock,
-                logger: Harness.logger
-            )
-            try await registry.load()
-            _ = try await registry.register(provider: nil, email: "a@example.com", password: "secret1")
-            let end = clock.now().adding(seconds: 3600)
-            let user = try await registry.login(
-                provider: nil,
-                credentials: Self.emailPassword("a@example.com", "secret1")
-            ).user
-            #expect(user.refreshTokenExpiresAt == end)
-            var log = EventLog(registry)
-            log.names = [user.id: "a"]
-
-            var seen: [String] = []
-            var expiries: [Timestamp] = []
-            try await withRunningScheduler(registry) {
-                // Jump from one deadline to the next until the session is over.
-                while seen.count < 10, let deadline = registry.scheduler.earliestDeadline() {
-                    clock.advance(byMilliseconds: deadline.millisecondsSinceEpoch - clock.now().millisecondsSinceEpoch)
-                    let event = try #require(await log.next())
-                    seen.append(log.summary(event))
-                    if case .tokenRefreshed(_, let expiresAt) = event.payload { expiries.append(expiresAt) }
-                    if event.name == .userLoggedOut { _ = await log.next() }
-                }
-            }
-            #expect(
-                seen == [
-                    "1 token_refreshed a", "1 token_refreshed a", "2 user_logged_out a refresh_token_expired",
-                ]
-            )
-            #expect(expiries.last == end, "the last refresh gives a token that lasts as long as the session")
-            #expect(clock.now() == end)
-            await #expect(throws: SessionError.userLoggedOut(user.id)) {
-                try await registry.accessToken(userID: user.id, minValidSeconds: 0)
-            }
         }
     }
 }

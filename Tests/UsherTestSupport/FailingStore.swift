@@ -1,4 +1,3 @@
-import Logging
 import Synchronization
 import UsherCore
 import UsherStore
@@ -6,7 +5,10 @@ import UsherStore
 /// A `SessionStore` over a real database whose commits fail on demand, as a full disk or an I/O error would make
 /// them: the change is not written at all (the database never sees it). It counts commits, and can hold one back
 /// until the test releases it (a slow disk), so that changes queue up behind it.
-final class FailingStore: SessionStore {
+///
+/// Here, in the shared test support, so that the core's and the providers' tests use the one helper; it is why
+/// this target depends on UsherCore and UsherStore, as every test target that uses it already does.
+package final class FailingStore: SessionStore {
     private struct Hold {
         var armed = false
         var parked: CheckedContinuation<Void, Never>?
@@ -16,14 +18,14 @@ final class FailingStore: SessionStore {
     private let hold = Mutex(Hold())
 
     /// Makes the next commit wait (once it has started) until `release()`.
-    func holdNextCommit() {
+    package func holdNextCommit() {
         self.hold.withLock { $0.armed = true }
     }
 
     /// Whether a held commit is waiting.
-    var isHolding: Bool { self.hold.withLock { $0.parked != nil } }
+    package var isHolding: Bool { self.hold.withLock { $0.parked != nil } }
 
-    func release() {
+    package func release() {
         self.hold.withLock { hold -> CheckedContinuation<Void, Never>? in
             defer { hold.parked = nil }
             return hold.parked
@@ -31,32 +33,33 @@ final class FailingStore: SessionStore {
     }
 
     /// Every commit that reached the database, in order.
-    var commits: [SessionChange] { self.hold.withLock { $0.commits } }
+    package var commits: [SessionChange] { self.hold.withLock { $0.commits } }
 
-    struct DiskFull: Error, CustomStringConvertible {
-        var description: String { "disk I/O error (simulated)" }
+    package struct DiskFull: Error, CustomStringConvertible {
+        package var description: String { "disk I/O error (simulated)" }
     }
 
-    private let database: AppDatabase
+    /// The database commits go to when they do not fail.
+    package let database: AppDatabase
     private let failures = Mutex((remaining: 0, failed: 0))
 
-    init(_ database: AppDatabase) {
+    package init(_ database: AppDatabase) {
         self.database = database
     }
 
     /// Makes the next `count` commits fail.
-    func failNextCommits(_ count: Int) {
+    package func failNextCommits(_ count: Int) {
         self.failures.withLock { $0.remaining = count }
     }
 
     /// How many commits failed so far.
-    var failedCommits: Int { self.failures.withLock { $0.failed } }
+    package var failedCommits: Int { self.failures.withLock { $0.failed } }
 
-    func loadSessions() async throws -> PersistedSessions {
+    package func loadSessions() async throws -> PersistedSessions {
         try await self.database.loadSessions()
     }
 
-    func commit(_ change: SessionChange) async throws {
+    package func commit(_ change: SessionChange) async throws {
         let fail = self.failures.withLock { state in
             guard state.remaining > 0 else { return false }
             state.remaining -= 1
