@@ -1,6 +1,7 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// A provider that answers a refresh with a 4xx that is neither `invalid_grant` nor a refused client (an account
 /// deleted at the provider: `HTTP 400 invalid_request`, "There is no 'user' for this token") is not an outage.

@@ -55,6 +55,8 @@ extension OIDCProviderTests {
         case misconfigured
         /// Retried with the usual backoff.
         case transient
+        /// A 4xx that says nothing more precise (`provider_rejected`): retried once, the same again ends the session.
+        case rejected
     }
 
     static let refreshFailures: [(String, ScriptedHTTPServer.Reply, RefreshFailure)] = [
@@ -67,7 +69,14 @@ extension OIDCProviderTests {
             .misconfigured
         ),
         ("unauthorized_client", .json(400, #"{"error":"unauthorized_client"}"#), .misconfigured),
-        ("invalid_request", .json(400, #"{"error":"invalid_request"}"#), .transient),
+        // The answer of a provider whose user was deleted there (issue 21): not an outage.
+        (
+            "invalid_request", .json(400, #"{"error":"invalid_request","error_description":"There is no 'user'"}"#),
+            .rejected
+        ),
+        ("403 access_denied", .json(403, #"{"error":"access_denied"}"#), .rejected),
+        ("404", .status(404, contentType: "text/plain", body: "Not Found"), .rejected),
+        ("408", .json(408, "{}"), .transient),
         ("500", .status(500, contentType: "text/plain", body: "boom"), .transient),
         ("503", .json(503, "{}"), .transient),
         ("429", .json(429, "{}"), .transient),
@@ -88,6 +97,8 @@ extension OIDCProviderTests {
             }
             switch (error, expected) {
             case (.sessionRevoked?, .revoked), (.unavailable?, .transient): break
+            case (.rejected(let refusal, _)?, .rejected):
+                #expect(refusal.hasPrefix("HTTP 4"), "\(name): \(refusal)")
             case (.misconfigured(let message)?, .misconfigured):
                 #expect(message.contains("client"), "\(name): \(message)")
             default: Issue.record("\(name): expected \(expected), got \(String(describing: error))")
