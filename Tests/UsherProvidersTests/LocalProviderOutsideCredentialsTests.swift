@@ -20,27 +20,7 @@ struct LocalProviderOutsideCredentialsTests {
     static let issuer = "https://auth.example.com"
     static let now: Int64 = 1_800_000_000
 
-    struct Fixture {
-        var provider: LocalProvider
-        var clock: ManualClock
-        var signer: TokenSigner
-        var database: AppDatabase
-
-        /// Refreshes as the registry does: the provider's answer, then its pending write (the grant rotation)
-        /// committed.
-        func refresh(_ session: ProviderSession) async throws -> RefreshedSession {
-            let refreshed = try await self.provider.refresh(session)
-            try await self.database.commit(
-                SessionChange(
-                    generation: nil,
-                    saved: [],
-                    deleted: [],
-                    pendingWrites: refreshed.pendingWrite.map { [$0] } ?? []
-                )
-            )
-            return refreshed
-        }
-    }
+    typealias Fixture = LocalProviderFixture
 
     /// A test directory holding the hook script, and the configuration of the provider under test; the directory is
     /// removed when the setup goes away.
@@ -83,7 +63,7 @@ struct LocalProviderOutsideCredentialsTests {
             )
             do {
                 let result = try await body(
-                    Fixture(provider: provider, clock: clock, signer: signer, database: database)
+                    Fixture(provider: provider, database: database, clock: clock, signer: signer)
                 )
                 try await pool.shutdownGracefully()
                 return result

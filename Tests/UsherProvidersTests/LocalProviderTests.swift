@@ -13,27 +13,7 @@ import UsherTestSupport
 struct LocalProviderTests {
     static let quietLogger = Logger(label: "usher.tests", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    struct Fixture {
-        var provider: LocalProvider
-        var database: AppDatabase
-        var clock: ManualClock
-        var signer: TokenSigner
-
-        /// Refreshes as the registry does: the provider's answer, then its pending write (the grant rotation)
-        /// committed.
-        func refresh(_ session: ProviderSession) async throws -> RefreshedSession {
-            let refreshed = try await self.provider.refresh(session)
-            try await self.database.commit(
-                SessionChange(
-                    generation: nil,
-                    saved: [],
-                    deleted: [],
-                    pendingWrites: refreshed.pendingWrite.map { [$0] } ?? []
-                )
-            )
-            return refreshed
-        }
-    }
+    typealias Fixture = LocalProviderFixture
 
     /// A local provider with a cheap scrypt cost, on a one-thread pool that `body` may use.
     static func withProvider<T>(
