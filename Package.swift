@@ -37,6 +37,16 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
+        /// The browser login's loopback redirect: the socket both ends set up, and the CLI's one-shot HTTP server.
+        .target(
+            name: "UsherLoopback",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "UsherCore",
             dependencies: [
@@ -63,6 +73,7 @@ let package = Package(
                 "UsherCore",
                 "UsherProtocol",
                 "UsherStore",
+                "UsherLoopback",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -133,6 +144,7 @@ let package = Package(
             name: "usher",
             dependencies: [
                 "UsherClient",
+                "UsherLoopback",
                 "CUsherLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -168,6 +180,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "UsherLoopbackTests", dependencies: ["UsherLoopback"], swiftSettings: strict),
         .testTarget(
             name: "UsherCoreTests",
             dependencies: [
