@@ -19,7 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -34,6 +35,16 @@ let package = Package(
         .target(
             name: "UsherFraming",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strict
+        ),
+        /// The browser login's loopback redirect: the socket both ends set up, and the CLI's one-shot HTTP server.
+        .target(
+            name: "UsherLoopback",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -62,8 +73,10 @@ let package = Package(
                 "UsherCore",
                 "UsherProtocol",
                 "UsherStore",
+                "UsherLoopback",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -131,6 +144,7 @@ let package = Package(
             name: "usher",
             dependencies: [
                 "UsherClient",
+                "UsherLoopback",
                 "CUsherLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -154,7 +168,7 @@ let package = Package(
                 "UsherStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/UsherTestSupport",
             swiftSettings: strict
@@ -169,6 +183,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "UsherLoopbackTests", dependencies: ["UsherLoopback"], swiftSettings: strict),
         .testTarget(
             name: "UsherCoreTests",
             dependencies: [
@@ -203,7 +218,7 @@ let package = Package(
                 "UsherCore",
                 "UsherTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

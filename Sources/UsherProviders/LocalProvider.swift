@@ -194,11 +194,11 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             tokenHash: SecureRandom.sha256(refreshToken),
             grant: grant
         )
-        let tokens = try self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
+        let tokens = try await self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
         return Authentication(subject: subject, kind: kind, email: email, name: name, tokens: tokens)
     }
 
-    private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) throws -> TokenSet {
+    private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) async throws -> TokenSet {
         // An access token never outlives the session it belongs to.
         let expiresAt = min(
             now.adding(milliseconds: self.configuration.accessTokenLifetimeMilliseconds),
@@ -213,7 +213,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         ]
         if let email = grant.email { claims["email"] = .string(email) }
         return TokenSet(
-            accessToken: try self.signer.sign(claims: claims),
+            accessToken: try await self.signer.sign(claims: claims),
             issuedAt: now,
             expiresAt: expiresAt,
             refreshToken: refreshToken,
@@ -239,7 +239,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         guard let grant else { throw ProviderError.sessionRevoked("the refresh token is revoked or expired") }
         let newToken = SecureRandom.token(byteCount: 32)
         return RefreshedSession(
-            tokens: try self.issueTokens(grant: grant, refreshToken: newToken, now: now),
+            tokens: try await self.issueTokens(grant: grant, refreshToken: newToken, now: now),
             providerData: nil,
             pendingWrite: LocalGrantRotation(
                 provider: self.name,

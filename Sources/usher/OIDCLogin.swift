@@ -1,5 +1,5 @@
-import Dispatch
 import UsherClient
+import UsherLoopback
 
 // URLComponents: FoundationEssentials, never Foundation (see Output).
 #if canImport(FoundationEssentials)
@@ -30,17 +30,31 @@ extension Usher.Login {
                 let redirectURI = begun.redirectURI, let redirect = URLComponents(string: redirectURI),
                 let host = redirect.host, let port = redirect.port
             else { throw CLIError("usherd did not start a browser login") }
-            let listener: LoopbackListener
+            let path = redirect.path
+            let server: LoopbackHTTPServer
             do {
-                listener = try LoopbackListener(host: host, port: port)
-            } catch let error as LoopbackListener.BindError where error.inUse && attempt < 3 {
+                server = try await LoopbackHTTPServer.start(host: host, port: port) { method, target in
+                    RedirectAnswer.answer(method: method, target: target, path: path, state: state)
+                }
+            } catch let error where error.inUse && attempt < 3 {
                 // Another process took the port the daemon picked: start over with a new one.
                 continue
+            } catch {
+                throw CLIError(error.description)
             }
-            defer { listener.close() }
-            self.show(authorizeURL)
-            let deadline = begun.expiresAt
-            let callback = try await listener.waitForCallback(path: redirect.path, state: state, until: deadline)
+            let callback: String
+            do {
+                self.show(authorizeURL)
+                let remaining = begun.expiresAt.millisecondsSinceEpoch - Timestamp.now().millisecondsSinceEpoch
+                callback = try await server.outcome(within: .milliseconds(max(remaining, 0)))
+                await server.close()
+            } catch is LoopbackHTTPServer.TimedOut {
+                await server.close()
+                throw CLIError("the login expired before the browser came back")
+            } catch {
+                await server.close()
+                throw error
+            }
             let credentials: [String: JSONValue] = [
                 "type": "authorization_code", "code": .string(callback), "code_verifier": .string(verifier),
                 "redirect_uri": .string(redirectURI), "state": .string(state),
@@ -142,163 +156,51 @@ extension Usher.Login {
     }
 }
 
-/// A one-shot HTTP listener on a loopback address: the redirect target of the browser flow.
+/// What the browser login's redirect listener answers: the browser is told whether the login went through, and the
+/// redirect's `state` is checked before anything else is looked at.
 ///
-/// It answers the browser, checks the `state` of the redirect and returns the authorization code. Everything else
-/// (a favicon request, a redirect without the right state) is answered and ignored, except a redirect that carries
-/// the login's state with an `error`, which ends the login.
-final class LoopbackListener: Sendable {
-    struct BindError: Error, CustomStringConvertible {
-        var inUse: Bool
-        var description: String
-    }
-
-    private let descriptor: Int32
-
-    init(host: String, port: Int) throws {
-        let isIPv6 = host.contains(":")
-        let descriptor = socket(
-            isIPv6 ? AF_INET6 : AF_INET,
-            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
-            0
+/// Everything else (a favicon request, a redirect without the right state) is answered and ignored, except a redirect
+/// that carries the login's state with an `error`, which ends the login.
+enum RedirectAnswer {
+    static func answer(method: String, target: String, path: String, state: String) -> LoopbackHTTPServer.Answer {
+        guard method == "GET", let components = URLComponents(string: "http://localhost" + target),
+            components.path == path
+        else { return Self.page(404, "Not found.") }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+            uniquingKeysWith: { first, _ in first }
         )
-        guard descriptor >= 0 else { throw CLIError("cannot create a socket: \(String(cString: strerror(errno)))") }
-        var one: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound: Int32
-        if isIPv6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_addr = in6addr_loopback
-            address.sin6_port = UInt16(port).bigEndian
-            bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-            address.sin_port = UInt16(port).bigEndian
-            bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+        guard query["state"] == state else {
+            // Not this login's redirect (a stale tab, or a forgery): ignore it and keep waiting.
+            return Self.page(400, "This is not the login usher is waiting for.")
         }
-        guard bound == 0, listen(descriptor, 8) == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw BindError(
-                inUse: code == EADDRINUSE,
-                description: "cannot listen on \(host):\(port): \(String(cString: strerror(code)))"
+        if let error = query["error"] {
+            let description = query["error_description"].map { ": \($0)" } ?? ""
+            return Self.page(
+                200,
+                "The login failed (\(Text.htmlEscaped(error.prefix(200)))). You can close this window.",
+                outcome: .failure(CLIError(Terminal.escaped("the provider refused the login: \(error)\(description)")))
             )
         }
-        self.descriptor = descriptor
-    }
-
-    func close() {
-        Glibc.close(self.descriptor)
-    }
-
-    /// Waits for the redirect on `path` with `state`, until `deadline`; returns the code.
-    ///
-    /// The waiting happens on a Dispatch thread: accepting and reading block, and must not hold one of the few
-    /// threads of the cooperative pool.
-    func waitForCallback(path: String, state: String, until deadline: Timestamp) async throws -> String {
-        let descriptor = self.descriptor
-        let result: Result<String, CLIError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: Self.serve(descriptor, path: path, state: state, until: deadline))
-            }
-        }
-        return try result.get()
-    }
-
-    private static func serve(
-        _ listener: Int32,
-        path: String,
-        state: String,
-        until deadline: Timestamp
-    )
-        -> Result<String, CLIError>
-    {
-        while true {
-            let remaining = deadline.millisecondsSinceEpoch - Timestamp.now().millisecondsSinceEpoch
-            guard remaining > 0 else { return .failure(CLIError("the login expired before the browser came back")) }
-            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining, 1000)))
-            if ready < 0, errno != EINTR { return .failure(CLIError("waiting for the browser failed")) }
-            guard ready > 0 else { continue }
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { continue }
-            defer { Glibc.close(connection) }
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            guard let target = Self.readRequestTarget(connection),
-                let components = URLComponents(string: "http://localhost" + target), components.path == path
-            else {
-                Self.respond(connection, status: "404 Not Found", body: "Not found.")
-                continue
-            }
-            let query = Dictionary(
-                (components.queryItems ?? []).map { ($0.name, $0.value ?? "") },
-                uniquingKeysWith: { first, _ in first }
+        guard let code = query["code"], !code.isEmpty else {
+            return Self.page(
+                400,
+                "The redirect carries no code.",
+                outcome: .failure(CLIError("the provider's redirect carried no code"))
             )
-            guard query["state"] == state else {
-                // Not this login's redirect (a stale tab, or a forgery): ignore it and keep waiting.
-                Self.respond(connection, status: "400 Bad Request", body: "This is not the login usher is waiting for.")
-                continue
-            }
-            if let error = query["error"] {
-                Self.respond(
-                    connection,
-                    status: "200 OK",
-                    body: "The login failed (\(Self.escaped(error))). You can close this window."
-                )
-                let description = query["error_description"].map { ": \($0)" } ?? ""
-                return .failure(CLIError(Terminal.escaped("the provider refused the login: \(error)\(description)")))
-            }
-            guard let code = query["code"], !code.isEmpty else {
-                Self.respond(connection, status: "400 Bad Request", body: "The redirect carries no code.")
-                return .failure(CLIError("the provider's redirect carried no code"))
-            }
-            Self.respond(connection, status: "200 OK", body: "You are logged in. You can close this window.")
-            return .success(code)
         }
+        return Self.page(200, "You are logged in. You can close this window.", outcome: .success(code))
     }
 
-    /// The request target of the first line (`GET /callback?code=... HTTP/1.1`), reading at most 16 KiB.
-    private static func readRequestTarget(_ connection: Int32) -> String? {
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while received.count < 16384 {
-            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            received.append(contentsOf: chunk[..<count])
-            if received.firstIndex(of: UInt8(ascii: "\n")) != nil { break }
-        }
-        guard let end = received.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-        let parts = String(decoding: received[..<end], as: UTF8.self).split(separator: " ")
-        guard parts.count >= 2, parts[0] == "GET" else { return nil }
-        return String(parts[1])
-    }
-
-    private static func escaped(_ text: String) -> String {
-        Text.htmlEscaped(text.prefix(200))
-    }
-
-    private static func respond(_ connection: Int32, status: String, body: String) {
-        let html = "<!doctype html><title>usher</title><p>\(body)</p>\n"
-        let response =
-            "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(html.utf8.count)\r\n"
-            + "Connection: close\r\nCache-Control: no-store\r\n\r\n" + html
-        var bytes = Array(response.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
-        }
+    private static func page(
+        _ status: Int,
+        _ body: String,
+        outcome: Result<String, any Error>? = nil
+    ) -> LoopbackHTTPServer.Answer {
+        LoopbackHTTPServer.Answer(
+            status: status,
+            html: "<!doctype html><title>usher</title><p>\(body)</p>\n",
+            outcome: outcome
+        )
     }
 }

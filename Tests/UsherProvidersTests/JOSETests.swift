@@ -1,12 +1,12 @@
 import AsyncHTTPClient
 import Crypto
+import CryptoExtras
 import Foundation
 import Logging
 import Testing
 import UsherCore
 import UsherProtocol
 import UsherTestSupport
-import _CryptoExtras
 
 @testable import UsherProviders
 

@@ -36,7 +36,7 @@ extension LocalProviderOutsideCredentialsTests {
             #expect(first.tokens.refreshToken != nil)
             #expect(first.tokens.refreshExpiresAt != nil)
             // The access token is the daemon's own, for the user id.
-            let accessClaims = try #require(fixture.signer.verify(first.tokens.accessToken))
+            let accessClaims = try #require(await fixture.signer.verify(first.tokens.accessToken))
             #expect(accessClaims["sub"] == .string(User.id(provider: "local", subject: first.subject)))
             #expect(accessClaims["email"] == "ann@example.com")
 

@@ -148,7 +148,10 @@ struct LocalProviderTests {
             #expect(login.tokens.expiresAt == clock.now().adding(milliseconds: 30 * 60_000))
             #expect(login.tokens.refreshToken != nil)
             #expect(login.tokens.refreshExpiresAt == clock.now().adding(milliseconds: 60 * 86_400_000))
-            let claims = try #require(fixture.signer.verify(login.tokens.accessToken), "a JWT signed by the provider")
+            let claims = try #require(
+                await fixture.signer.verify(login.tokens.accessToken),
+                "a JWT signed by the provider"
+            )
             #expect(claims["sub"] == .string(User.id(provider: "local", subject: account.id)))
             #expect(claims["email"] == "a@example.com")
             #expect(claims["iss"] == "usher-test")

@@ -1,7 +1,7 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import UsherProtocol
-import _CryptoExtras
 
 /// A signing key made in the test, standing in for an outside issuer (an app's auth service, Google, Apple).
 ///

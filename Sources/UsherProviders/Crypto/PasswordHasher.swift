@@ -1,6 +1,6 @@
 import Crypto
+import CryptoExtras
 import NIOPosix
-import _CryptoExtras
 
 /// Hashes and verifies local users' passwords with scrypt.
 ///

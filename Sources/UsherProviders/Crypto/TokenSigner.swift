@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+internal import JWTKit
 import UsherProtocol
 
 #if canImport(Glibc)
@@ -14,31 +15,42 @@ import Darwin
 ///
 /// The signing key is a P-256 private key kept in a PEM file only the daemon's user can read. Its public half
 /// is published as a JWK so that services can verify tokens without asking the daemon; the key ID is the
-/// key's RFC 7638 thumbprint, so it changes exactly when the key does.
+/// key's RFC 7638 thumbprint, so it changes exactly when the key does. jwt-kit signs and checks signatures;
+/// which headers are acceptable is usher's rule (`verify(_:)`).
 ///
 /// The private key never appears in a description, a mirror or an error.
 package struct TokenSigner: Sendable {
-    private let key: SigningKey
+    /// The private key, as jwt-kit holds it.
+    private let key: ES256PrivateKey
 
     /// The key ID: the RFC 7638 JWK thumbprint of the public key, in base64url.
     package let keyID: String
 
     /// The public key, for the `jwks` response.
-    package let publicJWK: JWK
-
-    /// The encoded JOSE header, the same for every token.
-    private let encodedHeader: String
+    package let publicJWK: UsherProtocol.JWK
 
     /// Uses `privateKey` to sign; for tests, and for callers that manage the key themselves.
     package init(privateKey: P256.Signing.PrivateKey) {
-        self.key = SigningKey(privateKey: privateKey, publicKey: privateKey.publicKey)
-        let coordinates = [UInt8](key.publicKey.rawRepresentation)
+        let coordinates = [UInt8](privateKey.publicKey.rawRepresentation)
         let x = Base64URL.encode(coordinates.prefix(32))
         let y = Base64URL.encode(coordinates.suffix(32))
-        self.keyID = Self.thumbprint(x: x, y: y)
-        self.publicJWK = JWK(kty: "EC", kid: keyID, use: "sig", alg: "ES256", crv: "P-256", x: x, y: y)
-        // The key ID is base64url, so it needs no JSON escaping.
-        self.encodedHeader = Base64URL.encode(#"{"alg":"ES256","typ":"JWT","kid":"\#(keyID)"}"#.utf8)
+        let keyID = Self.thumbprint(x: x, y: y)
+        self.keyID = keyID
+        self.publicJWK = UsherProtocol.JWK(kty: "EC", kid: keyID, use: "sig", alg: "ES256", crv: "P-256", x: x, y: y)
+        // A key swift-crypto made always has a raw representation, which is all `ES256PrivateKey(backing:)` reads.
+        self.key = try! ES256PrivateKey(backing: privateKey)
+    }
+
+    /// A jwt-kit key collection holding only this signer's key, under `keyID`.
+    ///
+    /// A new one per call: jwt-kit's collection is an actor, and adding a key to it needs an await that this
+    /// synchronous initialiser cannot make. A collection costs an allocation; the signature costs far more.
+    private func keys() async -> JWTKeyCollection {
+        // Claims (and the header) are written with sorted keys and unescaped slashes, as usher always wrote them.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return await JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
+            .add(ecdsa: self.key, kid: JWKIdentifier(string: self.keyID))
     }
 
     /// The RFC 7638 thumbprint of a P-256 public key: SHA-256 over its required members in lexicographic
@@ -50,47 +62,40 @@ package struct TokenSigner: Sendable {
 
     // MARK: Tokens
 
-    /// Signs `claims` as a JWT, returning the compact serialisation `header.payload.signature`.
+    /// Signs `claims` as a JWT, returning the compact serialisation `header.payload.signature` with the header
+    /// `{"alg":"ES256","kid":KEY ID,"typ":"JWT"}`.
     ///
     /// Callers set the registered claims they need (`iss`, `sub`, `aud`, `iat`, `exp`, `jti`).
     ///
     /// - Throws: `EncodingError` if a claim cannot be represented in JSON (a non-finite number).
-    package func sign(claims: [String: JSONValue]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let payload = Base64URL.encode(try encoder.encode(claims))
-        let signingInput = encodedHeader + "." + payload
-        let signature = try key.privateKey.signature(for: Array(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    package func sign(claims: [String: JSONValue]) async throws -> String {
+        try await self.keys().sign(ClaimSet(claims), kid: JWKIdentifier(string: self.keyID))
     }
 
     /// Returns the claims of `token` if it is a JWT this signer's key signed, or nil.
     ///
-    /// Checks the header (`alg` ES256, `kid` this key, no `crit` extensions) and the signature. It does
-    /// **not** check `exp`, `nbf`, `iss` or `aud`: that is the caller's policy.
-    package func verify(_ token: String) -> [String: JSONValue]? {
+    /// Checks the header (`alg` ES256, `kid` this key, no `crit` extensions), then has jwt-kit check the signature.
+    /// jwt-kit alone would accept any `alg` and any or no `kid` (it falls back to its only key) and ignores `crit`,
+    /// so those checks stay here. It does **not** check `exp`, `nbf`, `iss` or `aud`: that is the caller's policy.
+    package func verify(_ token: String) async -> [String: JSONValue]? {
         // Our tokens are a few hundred bytes; refuse to parse anything absurd.
         guard token.utf8.count <= 16 * 1024 else { return nil }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
             let headerBytes = Base64URL.decode(parts[0]),
-            let payloadBytes = Base64URL.decode(parts[1]),
+            Base64URL.decode(parts[1]) != nil,
             let signatureBytes = Base64URL.decode(parts[2]),
             signatureBytes.count == 64
         else { return nil }
 
-        let decoder = JSONDecoder()
-        guard let header = try? decoder.decode([String: JSONValue].self, from: Data(headerBytes)),
+        guard let header = try? JSONDecoder().decode([String: JSONValue].self, from: Data(headerBytes)),
             header["alg"] == .string("ES256"),
             header["kid"] == .string(keyID),
             header["crit"] == nil
         else { return nil }
 
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
-            key.publicKey.isValidSignature(signature, for: Array(token.utf8[..<parts[1].endIndex]))
-        else { return nil }
-
-        return try? decoder.decode([String: JSONValue].self, from: Data(payloadBytes))
+        guard case .verified(let claims) = await ClaimSet.verify(token, with: self.keys()) else { return nil }
+        return claims
     }
 
     // MARK: Key file
@@ -249,18 +254,6 @@ package struct TokenSigner: Sendable {
         let directory = path[..<slash]
         return directory.isEmpty ? "/" : String(directory)
     }
-}
-
-/// The key pair, boxed so that `TokenSigner` can be `Sendable`.
-///
-/// swift-crypto 3.x does not mark `P256.Signing.PrivateKey`/`PublicKey` `Sendable`, but sharing them is safe:
-/// each wraps a BoringSSL `EC_KEY` pointer that is set once in the wrapper's initialiser and never replaced,
-/// and signing, verifying and reading the public key only read it (`ECDSA_do_sign` and `ECDSA_do_verify` take
-/// a `const EC_KEY *`), which BoringSSL guarantees is safe from several threads at once. swift-crypto 4 declares
-/// the same wrappers `@unchecked Sendable` on these grounds. Both properties are `let`.
-private struct SigningKey: @unchecked Sendable {
-    let privateKey: P256.Signing.PrivateKey
-    let publicKey: P256.Signing.PublicKey
 }
 
 extension TokenSigner: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

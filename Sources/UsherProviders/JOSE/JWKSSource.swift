@@ -270,6 +270,11 @@ package final class JWKSSource: Sendable {
 
     /// The keys of a JWK set: `{"keys": [...]}`. Members other than the ones `JWK` holds are ignored, and so are
     /// entries that are not objects with a string `kty`, so one odd key does not hide the others.
+    ///
+    /// Not jwt-kit's `JWKS`: decoding one fails as a whole when a single key has a `kty` or `alg` jwt-kit does not
+    /// know (an `oct` key, `RSA-OAEP-256`), its `JWK` has no `use` (so an encryption key would verify signatures),
+    /// and its key collection needs a `kid` on every key and keeps one key per `kid`. usher reads the set itself and
+    /// hands jwt-kit one key at a time (`JWSAlgorithm.verifier(for:)`).
     static func parseSet(_ data: Data) -> [JWK]? {
         guard case .object(let set)? = try? JSONDecoder().decode(JSONValue.self, from: data),
             case .array(let entries)? = set["keys"]

@@ -36,8 +36,15 @@ package struct JWTValidationPolicy: Sendable, Hashable {
 /// The algorithm must be one of `supportedAlgorithms`, allowed by the policy, and fit the key it is checked with
 /// (key type, curve, and the key's own `alg` when it has one). Claims are looked at only after the signature
 /// verified, so a forged token learns nothing about the policy.
+///
+/// jwt-kit (vapor/jwt-kit) checks the signature and decodes the claims; everything before and after it is usher's
+/// policy, because jwt-kit on its own ignores `crit`, falls back to its default key for a `kid` it does not hold, and
+/// checks no claim the way this policy wants (leeway, `aud` as any of several, `nonce`).
 package struct JWTVerifier: Sendable {
     /// RS256/384/512, PS256/384/512, ES256, ES384. Never `none`, never HMAC.
+    ///
+    /// jwt-kit could verify `none` and HMAC tokens too if such a key were added; `JWSAlgorithm.verifier(for:)` never
+    /// adds one, and this list is checked before jwt-kit sees the token.
     package static let supportedAlgorithms: Set<String> = Set(JWSAlgorithm.allCases.map(\.rawValue))
 
     /// Longer tokens are refused before any parsing (ID tokens are one or two kilobytes).
@@ -94,12 +101,25 @@ package struct JWTVerifier: Sendable {
                     ?? "no key is for \(algorithmName)"
             )
         }
-        let signingInput = Array(token.utf8[..<parts[1].endIndex])
-        guard fitting.contains(where: { algorithm.isValidSignature(signature, of: signingInput, with: $0) }) else {
-            throw .badSignature
+        // jwt-kit checks the signature with each fitting key in turn (a token without a kid may match any of them),
+        // then decodes the claims of the first that verifies.
+        var verified: [String: JSONValue]?
+        for key in fitting {
+            guard let verifier = await algorithm.verifier(for: key) else { continue }
+            switch await ClaimSet.verify(token, with: verifier) {
+            case .verified(let claims):
+                verified = claims
+            case .badSignature:
+                continue
+            case .malformedClaims:
+                throw .malformed("the claims are not base64url-encoded JSON")
+            }
+            break
         }
-
-        guard let payloadBytes = Base64URL.decode(parts[1]), let claims = Self.object(payloadBytes) else {
+        guard let claims = verified else { throw .badSignature }
+        // The claims were decoded by jwt-kit only after the signature verified; usher's own strict base64url rule
+        // applies to them as to the header.
+        guard Base64URL.decode(parts[1]) != nil else {
             throw .malformed("the claims are not base64url-encoded JSON")
         }
         try self.check(claims, nonce: nonce)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Synchronization
 import UsherCore
+import UsherLoopback
 import UsherProtocol
 
 /// The authorization code flow with PKCE, for a browser on this device.
@@ -33,7 +34,7 @@ extension OIDCProvider {
             }
             redirect = parsed
         } else if configured.port == 0 {
-            guard let port = LoopbackPort.free(host: configured.host) else {
+            guard let port = await LoopbackSocket.freePort(host: configured.host) else {
                 throw ProviderError.unavailable("no free loopback port for the redirect")
             }
             redirect = LoopbackRedirect(host: configured.host, port: port, path: configured.path)
