@@ -182,6 +182,8 @@ package protocol IdentityProvider: Sendable {
 /// Providers that keep accounts of their own (the local provider).
 package protocol AccountRegistering: IdentityProvider {
     func register(email: String, password: String) async throws -> String
+    /// Sets a new password, given the current one; returns the account's email. Sessions stay as they are.
+    func changePassword(email: String, oldPassword: String, newPassword: String) async throws -> String
 }
 
 /// Providers whose users can create API keys to log in with.

@@ -18,6 +18,27 @@ extension SessionRegistry {
         return RegisterRequest.Result(provider: provider.name, email: normalizedEmail)
     }
 
+    /// Sets a new password for an email/password account, given its current one. The account's sessions on the device
+    /// stay logged in: the caller proved it knows the password (an administrative reset is what ends them).
+    package func changePassword(
+        provider name: String?,
+        email: String,
+        oldPassword: String,
+        newPassword: String
+    ) async throws -> ChangePasswordRequest.Result {
+        try self.requireRunning()
+        let provider = try self.provider(named: name)
+        guard let accounts = provider as? any AccountRegistering else {
+            throw ProviderError.unsupportedCredentials("provider \(provider.name) has no email/password accounts")
+        }
+        let changed = try await accounts.changePassword(
+            email: email,
+            oldPassword: oldPassword,
+            newPassword: newPassword
+        )
+        return ChangePasswordRequest.Result(provider: provider.name, email: changed)
+    }
+
     /// Logs a user in and makes them active on `seat` (nil: the default seat). A user active on another seat moves
     /// only with `move`; block leases on the seats it changes refuse it unless `force`.
     package func login(

@@ -78,6 +78,7 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case inhibit
     case release
     case listLeases = "list_leases"
+    case changePassword = "change_password"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

@@ -108,6 +108,24 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         return email
     }
 
+    package func changePassword(email: String, oldPassword: String, newPassword: String) async throws -> String {
+        guard let account = try await self.database.localAccount(provider: self.name, email: email) else {
+            // Spend the same time as a wrong password, so a probe cannot tell which emails have accounts.
+            _ = try? await self.hasher.hash(oldPassword)
+            throw ProviderError.invalidCredentials("wrong email or password")
+        }
+        guard await self.hasher.verify(oldPassword, against: account.passwordHash) else {
+            throw ProviderError.invalidCredentials("wrong email or password")
+        }
+        try Self.validatePassword(newPassword)
+        let hash = try await self.hasher.hash(newPassword)
+        guard try await self.database.setLocalPassword(provider: self.name, id: account.id, passwordHash: hash) else {
+            // Deleted between the check and the write.
+            throw ProviderError.invalidCredentials("wrong email or password")
+        }
+        return account.email
+    }
+
     private static func validatedEmail(_ email: String) throws(ProviderError) -> String {
         let trimmed = email.trimmingWhitespace()
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)

@@ -20,8 +20,9 @@ package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
 /// `docs/seats-and-leases.md`; each method's handler (`Methods/`) names its own. Unscoped rules grant their
 /// permissions whatever a request is about.
 package enum SeatReach: Sendable, Hashable {
-    /// Neither a seat nor a user: a seat-scoped rule grants it (`providers`, `jwks`, `register`, `login_begin`, and
-    /// `release`, which only ever ends the connection's own leases).
+    /// Neither a seat nor a user: a seat-scoped rule grants it (`providers`, `jwks`, `register`, `login_begin`,
+    /// `change_password`, which proves the account's password as a login does, and `release`, which only ever ends
+    /// the connection's own leases).
     case nothing
     /// The seats the request names or acts on, which only the state can tell: the registry (or, for reads answered
     /// from the published state, the view) checks them against the scope, with `SeatScope.require`.

@@ -46,4 +46,13 @@ extension LoginThrottle {
     ) async throws -> Result {
         try await self.attempt(account: email, peer: peer, classify: Self.outcome(of:), body)
     }
+
+    /// Runs a `change_password` under the throttle: a wrong current password is a failed login of that account.
+    package func changePassword<Result>(
+        email: String,
+        peer: UInt32,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await self.attempt(account: email, peer: peer, classify: Self.outcome(of:), body)
+    }
 }

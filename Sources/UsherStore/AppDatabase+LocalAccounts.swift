@@ -83,6 +83,17 @@ extension AppDatabase {
         }
     }
 
+    /// Replaces an account's password hash. Returns false when the account is gone.
+    package func setLocalPassword(provider: String, id: String, passwordHash: String) async throws -> Bool {
+        try await self.writer.write { db in
+            try db.execute(
+                sql: "UPDATE local_account SET password_hash = ? WHERE provider = ? AND id = ?",
+                arguments: [passwordHash, provider, id]
+            )
+            return db.changesCount > 0
+        }
+    }
+
     private static func account(_ row: Row) -> LocalAccount {
         LocalAccount(
             id: row["id"],

@@ -77,6 +77,21 @@ enum Secrets {
         return line
     }
 
+    /// The first two lines of stdin: a current and a new secret (`usher passwd --password-stdin`).
+    static func twoLinesOfStandardInput(what: String) throws(CLIError) -> (first: String, second: String) {
+        let lines =
+            try self.withInput(from: STDIN_FILENO, what: what, limit: 1 << 20, line: false, chunk: 4096) { bytes in
+                String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).prefix(
+                    2
+                )
+                .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+            } ?? []
+        guard lines.count == 2, !lines[0].isEmpty, !lines[1].isEmpty else {
+            throw CLIError("give the current \(what) and the new one on the first two lines of standard input")
+        }
+        return (lines[0], lines[1])
+    }
+
     /// All of stdin as one JSON object (the payload of `--function-stdin`), parsed straight from the wiped buffer.
     static func jsonObjectFromStandardInput(what: String) throws(CLIError) -> [String: JSONValue] {
         let object =

@@ -60,6 +60,11 @@ final class CountingProvider: IdentityProvider, AccountRegistering {
         self.calls.withLock { $0 += 1 }
         throw ProviderError.accountExists
     }
+
+    func changePassword(email: String, oldPassword: String, newPassword: String) async throws -> String {
+        self.calls.withLock { $0 += 1 }
+        throw ProviderError.invalidCredentials("wrong email or password")
+    }
 }
 
 /// The throttle as the dispatcher applies it: refused before the provider is asked, answered `rate_limited` with

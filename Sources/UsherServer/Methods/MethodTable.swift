@@ -27,6 +27,7 @@ extension MethodHandler {
         case .inhibit: .inhibit
         case .release: .release
         case .listLeases: .listLeases
+        case .changePassword: .changePassword
         }
     }
 }
