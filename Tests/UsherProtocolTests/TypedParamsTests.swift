@@ -13,7 +13,7 @@ struct TypedParamsTests {
             RemoveUserRequest.self, AccessTokenRequest.self, RefreshRequest.self, CreateAPIKeyRequest.self,
             ListAPIKeysRequest.self, DeleteAPIKeyRequest.self, JWKSRequest.self, SubscribeRequest.self,
             StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self, ListSeatsRequest.self,
-            InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self,
+            InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self, ChangePasswordRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -25,9 +25,19 @@ struct TypedParamsTests {
                 "hello", "providers", "register", "login", "current_user", "list_users", "switch_user", "logout",
                 "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
                 "jwks", "subscribe", "status", "login_begin", "login_wait", "list_seats", "inhibit", "release",
-                "list_leases",
+                "list_leases", "change_password",
             ]
         )
+    }
+
+    @Test func changePasswordNeedsBothPasswordsAndReadsBack() throws {
+        let request = ChangePasswordRequest(email: "ann@example.com", oldPassword: "a secret", newPassword: "b secret")
+        #expect(try ChangePasswordRequest(params: request.params).params == request.params)
+        #expect(request.params["old_password"] == "a secret")
+        #expect(!request.description.contains("secret"))
+        #expect(throws: ResponseError(.invalidParams, "params.new_password is required")) {
+            try ChangePasswordRequest(params: Params(["email": "ann@example.com", "old_password": "a secret"]))
+        }
     }
 
     // MARK: - requests without parameters
