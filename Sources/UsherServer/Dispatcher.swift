@@ -4,7 +4,10 @@ import UsherProtocol
 
 /// Answers request lines: reads a line's envelope, finds its method's handler (`Methods/`), checks the permission the
 /// handler names against the policy in force, and runs the handler.
-package struct Dispatcher: Sendable {
+///
+/// A class, not a struct: every request's `MethodHandler.Call` holds it, and a reference is one retain where a copy of
+/// its members was one per member on the hot path.
+package final class Dispatcher: Sendable {
     /// What answering a request produced.
     package enum Outcome: Sendable {
         case response([UInt8])
@@ -16,20 +19,22 @@ package struct Dispatcher: Sendable {
 
     /// What the dispatcher knows about the connection a request came on. Not what the peer may do: that is asked of
     /// the policy in force for every request, so a reload applies to connections that are already open.
-    package struct Context: Sendable {
-        package var peer: PeerCredentials
+    ///
+    /// A class for the same reason as the dispatcher: made once per connection, held by every request's call.
+    package final class Context: Sendable {
+        package let peer: PeerCredentials
         /// The peer's executable (`/proc/PID/exe`), when it can be read.
-        package var executable: String?
-        package var logger: Logger
+        package let executable: String?
+        package let logger: Logger
         /// Closes the connection (a subscriber that stopped reading is disconnected).
-        package var close: @Sendable () -> Void
+        package let close: @Sendable () -> Void
         /// Unique per connection: the leases it takes are its own.
-        package var connectionID: UInt64
+        package let connectionID: UInt64
         /// The peer's seat as logind sees it, resolved once when the connection was accepted (`[seats] source =
         /// "logind"`); nil: the default seat.
-        package var seat: String?
+        package let seat: String?
         /// Writes an event line to this connection (`switch_pending`, `lease_broken` to a lease holder).
-        package var notify: @Sendable ([UInt8]) -> Void
+        package let notify: @Sendable ([UInt8]) -> Void
 
         package init(
             peer: PeerCredentials,
