@@ -25,17 +25,17 @@ struct ConcurrencyLimiterTests {
             for await _ in holding { break }
             return 0
         }
-        while limiter.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { limiter.running > 0 }
         async let first: Int? = limiter.withPermit {
             order.append(1)
             return 1
         }
-        while limiter.waiting < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { limiter.waiting >= 1 }
         async let second: Int? = limiter.withPermit {
             order.append(2)
             return 2
         }
-        while limiter.waiting < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { limiter.waiting >= 2 }
         // The line is full: the next caller is turned away at once; the waiting ones stay.
         #expect(await limiter.withPermit { 3 } == nil)
         #expect(limiter.waiting == 2)
@@ -55,9 +55,9 @@ struct ConcurrencyLimiterTests {
             for await _ in holding { break }
             return 0
         }
-        while limiter.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { limiter.running > 0 }
         let waiter = Task { await limiter.withPermit { 1 } }
-        while limiter.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { limiter.waiting > 0 }
         waiter.cancel()
         #expect(await waiter.value == nil)
         #expect(limiter.waiting == 0)

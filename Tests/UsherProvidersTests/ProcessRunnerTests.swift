@@ -102,14 +102,12 @@ struct ProcessRunnerTests {
                 )
             }
             // Both are running (waiting for that, not for time to pass)...
-            let deadline = ContinuousClock.now + hangGuard
-            while recorded.count < 2 {
-                guard ContinuousClock.now < deadline else { throw TestSupportError("the command did not start") }
-                try await Task.sleep(for: .milliseconds(10))
+            try await eventually {
                 recorded = ["command", "grandchild"].compactMap { name in
                     (try? String(contentsOfFile: directory.file(name), encoding: .utf8))
                         .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
                 }
+                return recorded.count == 2
             }
             #expect(recorded.allSatisfy { kill($0, 0) == 0 })
             // ...until the run is cancelled.
