@@ -1,7 +1,7 @@
 import Logging
 import UsherProtocol
 
-/// Tokens: handing them out, refreshing them (single flight, backoff, revocation).
+/// Tokens: refreshing them (single flight, backoff, revocation); `+TokenRequests` hands them out.
 ///
 /// A refresh is one atomic change: the provider's answer (and its pending write, such as the local provider's grant
 /// rotation) is committed in the same transaction as the user's new tokens, and the old refresh token stays stored
@@ -33,97 +33,6 @@ extension SessionRegistry {
             )
         }
         return sessions
-    }
-
-    // MARK: - Requests
-
-    /// A valid access token for the user: returned at once when it stays valid for `min(minValid, L − 1 s)`, else
-    /// refreshed first.
-    package func accessToken(
-        userID: String?,
-        minValidSeconds: Int64,
-        seat requested: String? = nil,
-        scope: SeatScope = .everywhere
-    ) async throws -> AccessTokenRequest.Result {
-        let seat = try self.seat(named: requested)
-        let user = try self.loggedIn(userID, seat: seat)
-        try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
-        guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
-        let now = self.clock.now()
-        let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
-        let remaining = tokens.expiresAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch
-        if remaining <= 0 || remaining < required {
-            // A session without a refresh token cannot be extended: its token is good until it expires, and then the
-            // session is over (the scheduler logs the user out at that moment).
-            guard tokens.hasRefreshToken else {
-                guard remaining > 0 else { throw SessionError.userLoggedOut(user.id) }
-                return self.tokenResult(user.id, tokens)
-            }
-            do {
-                tokens = try await self.refreshTokens(of: user.id)
-            } catch {
-                // The user stays logged in through a transient failure, a provider that refuses our configuration or
-                // tokens that could not be stored; the stored token is still good if it has not expired. (State may
-                // have changed across the await: read it again.)
-                guard !(error is SessionError), let current = self.state[user.id], current.state == .loggedIn,
-                    let stored = current.tokens, stored.expiresAt > self.clock.now()
-                else { throw error }
-                tokens = stored
-            }
-            // The user may have moved to another seat across the refresh: the answer is for the seats in scope only.
-            try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
-        }
-        return self.tokenResult(user.id, tokens)
-    }
-
-    private func tokenResult(_ userID: String, _ tokens: TokenSet) -> AccessTokenRequest.Result {
-        let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
-        return AccessTokenRequest.Result(
-            userID: userID,
-            accessToken: tokens.accessToken,
-            tokenType: "Bearer",
-            expiresAt: tokens.expiresAt,
-            expiresIn: remaining / 1000
-        )
-    }
-
-    /// How long the tokens a refresh produced answer `refresh` for that user: as `access_token` refreshes at most
-    /// about once a second (a token issued within the last second satisfies any `min_valid`), so does `refresh`.
-    static let refreshReuseMilliseconds: Int64 = 1000
-
-    /// Refreshes the user's tokens now, unless a refresh less than a second old produced the tokens the user holds:
-    /// then answers with those, without calling the provider, rotating the refresh token or writing to disk (a peer
-    /// looping `refresh` must not turn each request into a provider call and a commit).
-    package func refresh(
-        userID: String?,
-        seat requested: String? = nil,
-        scope: SeatScope = .everywhere
-    ) async throws -> RefreshRequest.Result {
-        let seat = try self.seat(named: requested)
-        let user = try self.loggedIn(userID, seat: seat)
-        try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
-        if let tokens = user.tokens, let recent = self.recentRefreshes[user.id], tokens.issuedAt == recent.issuedAt,
-            self.tokenStatus[user.id]?.unstored == nil
-        {
-            let age = self.clock.now().millisecondsSinceEpoch - recent.at.millisecondsSinceEpoch
-            if (0..<Self.refreshReuseMilliseconds).contains(age) {
-                return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
-            }
-        }
-        let tokens = try await self.refreshTokens(of: user.id)
-        return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
-    }
-
-    /// Remembers that a refresh produced `tokens` (see `refresh`). Entries older than a second are dropped whenever
-    /// the table grows past 1,024, so it holds about the users refreshed in the last second.
-    private func rememberRefresh(of userID: String, _ tokens: TokenSet) {
-        let now = self.clock.now()
-        if self.recentRefreshes.count >= 1024 {
-            self.recentRefreshes = self.recentRefreshes.filter {
-                now.millisecondsSinceEpoch - $0.value.at.millisecondsSinceEpoch < Self.refreshReuseMilliseconds
-            }
-        }
-        self.recentRefreshes[userID] = (now, tokens.issuedAt)
     }
 
     /// Called by the scheduler when a user's deadline comes: the refresh token's own expiry ends the session without
@@ -183,7 +92,7 @@ extension SessionRegistry {
     // MARK: - Refresh
 
     /// Refreshes a user's tokens. Concurrent callers for the same user share one provider call (single flight).
-    private func refreshTokens(of userID: String) async throws -> TokenSet {
+    func refreshTokens(of userID: String) async throws -> TokenSet {
         try self.requireRunning()
         if self.refreshWaiters[userID] != nil {
             return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
