@@ -45,32 +45,7 @@ struct LocalProviderOutsideCredentialsTests {
         /// Runs `body` with a local provider of this configuration, a cheap scrypt cost on a one-thread pool, an
         /// in-memory database and a manual clock.
         func run<T>(_ body: (Fixture) async throws -> T) async throws -> T {
-            let pool = NIOThreadPool(numberOfThreads: 1)
-            pool.start()
-            let clock = ManualClock()
-            let signer = TokenSigner(privateKey: P256.Signing.PrivateKey())
-            let database = try AppDatabase.inMemory()
-            let provider = LocalProvider(
-                name: "local",
-                configuration: self.configuration,
-                database: database,
-                signer: signer,
-                hasher: PasswordHasher(
-                    threadPool: pool,
-                    parameters: PasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1)
-                ),
-                clock: clock
-            )
-            do {
-                let result = try await body(
-                    Fixture(provider: provider, database: database, clock: clock, signer: signer)
-                )
-                try await pool.shutdownGracefully()
-                return result
-            } catch {
-                try await pool.shutdownGracefully()
-                throw error
-            }
+            try await Fixture.with(self.configuration, body)
         }
     }
 

@@ -23,38 +23,16 @@ struct LocalProviderTests {
         refreshLifetimeMilliseconds: Int64 = 60 * 86_400_000,
         _ body: (Fixture) async throws -> T
     ) async throws -> T {
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        let clock = ManualClock()
-        let database = try AppDatabase.inMemory()
-        let signer = TokenSigner(privateKey: P256.Signing.PrivateKey())
-        let provider = LocalProvider(
-            name: "local",
-            configuration: LocalProviderConfiguration(
+        try await Fixture.with(
+            LocalProviderConfiguration(
                 accessTokenLifetimeMilliseconds: accessLifetimeMilliseconds,
                 refreshTokenLifetimeMilliseconds: refreshLifetimeMilliseconds,
                 allowAnonymous: allowAnonymous,
                 allowRegistration: allowRegistration,
                 issuer: "usher-test"
             ),
-            database: database,
-            signer: signer,
-            hasher: PasswordHasher(
-                threadPool: pool,
-                parameters: PasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1)
-            ),
-            clock: clock
+            body
         )
-        do {
-            let result = try await body(
-                Fixture(provider: provider, database: database, clock: clock, signer: signer)
-            )
-            try await pool.shutdownGracefully()
-            return result
-        } catch {
-            try await pool.shutdownGracefully()
-            throw error
-        }
     }
 
     static func emailPassword(_ email: String, _ password: String) -> [String: JSONValue] {
