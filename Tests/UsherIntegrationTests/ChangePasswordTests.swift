@@ -46,6 +46,28 @@ struct ChangePasswordTests {
         }
     }
 
+    @Test func wrongCurrentPasswordsAreThrottledLikeFailedLogins() async throws {
+        // One free failure, then an hour's wait: the second wrong password makes the third attempt wait, whichever of
+        // change_password and login it is. (An hour never passes during the test: the refusal is the state reached.)
+        let config = "[login_throttle]\naccount_free_failures = 0\nfirst_delay = \"1h\"\nmax_delay = \"1h\"\n"
+        try await DaemonProcess.with(config: config) { daemon in
+            let client = try daemon.connect()
+            _ = try await client.result("register", ["email": "ann@example.com", "password": "first secret"])
+            let wrong = [
+                "email": JSONValue.string("ann@example.com"), "old_password": "guess", "new_password": "x1234567",
+            ]
+            #expect(try await client.errorCode("change_password", wrong) == "invalid_credentials")
+            let right = [
+                "email": JSONValue.string("ann@example.com"), "old_password": "first secret",
+                "new_password": "second secret",
+            ]
+            let refused = try await client.call("change_password", right)
+            #expect(refused["error"]?["code"] == "rate_limited", "\(refused)")
+            #expect(refused["error"]?["data"]?["retry_after"] != nil)
+            #expect(try await client.errorCode("login", Self.credentials("first secret")) == "rate_limited")
+        }
+    }
+
     @Test func usherPasswdReadsBothPasswordsFromStdinNeverArgv() async throws {
         try await DaemonProcess.with { daemon in
             let client = try daemon.connect()
