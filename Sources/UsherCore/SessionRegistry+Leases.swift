@@ -115,7 +115,8 @@ extension SessionRegistry {
         seats: @autoclosure () throws -> [String],
         _ change: (SeatAdmission) async throws -> T
     ) async throws -> T {
-        for round in 1...Self.admissionRounds {
+        var round = 1
+        while true {
             let wanted = Array(Set(try seats())).sorted()
             let admission = SeatAdmission(
                 scope: scope,
@@ -126,11 +127,10 @@ extension SessionRegistry {
             do {
                 return try await self.holdingOff(wanted, admission, to: userID, change)
             } catch is SeatAdmission.Moved {
-                continue
+                // Only rounds before the last throw `Moved`: the loop ends by the last round at the latest.
+                round += 1
             }
         }
-        // The last round never throws `Moved`.
-        throw SessionError.stopping
     }
 
     static let admissionRounds = 4
