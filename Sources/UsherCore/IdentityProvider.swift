@@ -72,6 +72,13 @@ package struct Authentication: Sendable {
     }
 }
 
+extension Authentication {
+    /// The session this authentication opened, as `userID`'s (to revoke it when it is not kept).
+    package func session(userID: String) -> ProviderSession {
+        ProviderSession(userID: userID, subject: self.subject, tokens: self.tokens, providerData: self.providerData)
+    }
+}
+
 /// The session a provider is asked to refresh or revoke.
 package struct ProviderSession: Sendable {
     package var userID: String
@@ -184,6 +191,22 @@ package protocol AccountRegistering: IdentityProvider {
     func register(email: String, password: String) async throws -> String
     /// Sets a new password, given the current one; returns the account's email. Sessions stay as they are.
     func changePassword(email: String, oldPassword: String, newPassword: String) async throws -> String
+}
+
+/// Providers that can delete a user's account (`delete_user`).
+package protocol AccountDeleting: IdentityProvider {
+    /// Why the account of `identity` cannot be deleted here, or nil when it can. `hasSession`: the user's session
+    /// belongs to this identity (a provider that deletes with the session's token needs it).
+    func deletionProblem(_ identity: Identity, hasSession: Bool) -> String?
+
+    /// Deletes the account of `identity`. `session` is the user's session when it belongs to this identity.
+    ///
+    /// Returns what the provider must write for it, committed in the same transaction as the user's removal from the
+    /// device (the local provider deletes its account rows there), or nil when the account was deleted at the provider
+    /// already (OpenID Connect).
+    ///
+    /// - Throws: `ProviderError` when the provider refuses or cannot be reached: then nothing was deleted.
+    func deleteAccount(_ identity: Identity, session: ProviderSession?) async throws -> (any PendingWrite)?
 }
 
 /// Providers whose users can create API keys to log in with.

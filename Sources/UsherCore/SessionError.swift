@@ -27,4 +27,15 @@ package enum SessionError: Error, Sendable, Equatable {
     /// The peer's permission is limited to seats, and the request is about `seat`, which is not one of them (nil: about
     /// no seat at all, such as a user who is active nowhere).
     case outsideSeatScope(seat: String?)
+    /// `link_credentials` / `unlink_identity` cannot do this (anonymous credentials, the last identity).
+    case invalidLink(String)
+    /// The identity belongs to another user already.
+    case identityInUse
+    /// The provider cannot do this (`delete_user` at a provider without an account-deletion endpoint); the message says
+    /// what can be done instead.
+    case notSupported(String)
+    /// Who owns the identity kept changing while a login or link completed (other logins and links raced it).
+    case identitiesChanging
+    /// `delete_user` by a peer without the right to delete any user: the session was opened by another uid.
+    case notYours(String)
 }

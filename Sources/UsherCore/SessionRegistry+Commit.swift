@@ -29,6 +29,8 @@ extension SessionRegistry {
         /// Set when a session ends on its own (revoked, expired): the leases on the seats whose active user this
         /// changes did not hold it back, and their holders are told why (`lease_broken`).
         var leaseBreakReason: String?
+        /// Users whose identities the store forgets (see `SessionChange.forgottenIdentities`).
+        var forgottenIdentities: Set<String> = []
 
         /// Once applied: the generation and the active user after the change, and the version of each user it
         /// touched from before it (nil: the user did not exist).
@@ -42,6 +44,7 @@ extension SessionRegistry {
 
         var writesSomething: Bool {
             self.changesGeneration || !self.saved.isEmpty || !self.deleted.isEmpty || !self.pendingWrites.isEmpty
+                || !self.forgottenIdentities.isEmpty
         }
     }
 
@@ -177,10 +180,15 @@ extension SessionRegistry {
             if let seat = self.state.seats.seat(of: id) { touched.insert(seat) }
         }
         for id in draft.deleted { draft.previous[id] = .some(self.state.remove(id)) }
+        var identitiesChange = !draft.forgottenIdentities.isEmpty
         for (id, user) in draft.saved {
             if draft.previous[id] == nil { draft.previous[id] = .some(self.state[id]) }
+            identitiesChange = identitiesChange || !(self.state[id]?.hasSameIdentities(as: user) ?? false)
             self.state.put(user)
         }
+        // Who owns which identity may have changed: a login or link that looked an owner up before this change looks
+        // again (`resolveOwner`).
+        if identitiesChange { self.identityEpoch &+= 1 }
         if let newGeneration { self.state.generation = newGeneration }
         if let newlyActive = draft.newlyActive {
             self.state.seats.set(newlyActive, on: draft.newlyActiveSeat ?? self.state.defaultSeat)
@@ -215,7 +223,9 @@ extension SessionRegistry {
         var generation: Int64?
         var pendingWrites: [any PendingWrite] = []
         var seats: [String: String?] = [:]
+        var forgotten: Set<String> = []
         for draft in writing {
+            forgotten.formUnion(draft.forgottenIdentities)
             for (seat, _, to) in Self.seatChanges(from: draft.seatsBefore, to: draft.seatsAfter) {
                 seats[seat] = .some(to)
             }
@@ -242,6 +252,7 @@ extension SessionRegistry {
             previous: previous
         )
         change.seats = seats
+        change.forgottenIdentities = forgotten
         return change
     }
 

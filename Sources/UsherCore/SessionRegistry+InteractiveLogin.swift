@@ -25,10 +25,22 @@ extension SessionRegistry {
         seat requested: String? = nil,
         move: Bool = false,
         force: Bool = false,
-        scope: SeatScope = .everywhere
+        scope: SeatScope = .everywhere,
+        linkTo: String? = nil,
+        peerUID: UInt32? = nil
     ) async throws -> UserResult {
-        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force, scope: scope)
+        let placement = Placement(
+            seat: try self.seat(named: requested),
+            move: move,
+            force: force,
+            scope: scope,
+            peerUID: peerUID
+        )
         try scope.require([placement.seat ?? self.state.defaultSeat])
+        if let linkTo {
+            let target = try self.loggedIn(linkTo)
+            try scope.require(self.seatsAbout(activating: target.id, placement))
+        }
         guard let dot = loginID.firstIndex(of: "."),
             let provider = try? self.provider(named: String(loginID[..<dot])) as? any InteractiveLoginProviding,
             provider.hasLogin(loginID)
@@ -37,6 +49,12 @@ extension SessionRegistry {
         }
         // Suspension: the login may take minutes; state may change meanwhile, and `open` re-reads it.
         let authentication = try await provider.finishLogin(loginID)
+        if let linkTo {
+            guard authentication.kind != CredentialType.anonymous else {
+                throw SessionError.invalidLink("cannot add anonymous credentials to an existing user")
+            }
+            return try await self.link(authentication, at: provider, to: linkTo, placement: placement)
+        }
         return try await self.open(authentication, at: provider, placement: placement)
     }
 }

@@ -47,11 +47,18 @@ extension SessionRegistry {
         seat requested: String? = nil,
         move: Bool = false,
         force: Bool = false,
-        scope: SeatScope = .everywhere
+        scope: SeatScope = .everywhere,
+        peerUID: UInt32? = nil
     ) async throws -> UserResult {
         try self.requireRunning()
         let provider = try self.provider(named: name)
-        let placement = Placement(seat: try self.seat(named: requested), move: move, force: force, scope: scope)
+        let placement = Placement(
+            seat: try self.seat(named: requested),
+            move: move,
+            force: force,
+            scope: scope,
+            peerUID: peerUID
+        )
         // Refused before authenticating (which may cost a slow KDF or a round trip); checked again when it commits.
         try scope.require([placement.seat ?? self.state.defaultSeat])
         let isAnonymous = credentials["type"]?.stringValue == CredentialType.anonymous
@@ -72,6 +79,8 @@ extension SessionRegistry {
         var force = false
         /// Where the peer's permission holds.
         var scope: SeatScope = .everywhere
+        /// The uid of the peer that asked (recorded as the session's: `User.sessionUID`).
+        var peerUID: UInt32?
     }
 
     /// The seats a change that makes `userID` active on `placement.seat` is about: that seat, and the seat the user
@@ -92,7 +101,7 @@ extension SessionRegistry {
     }
 
     /// The seats a change that makes `userID` active on `placement.seat` changes (none when it is active there).
-    private func seatsChanged(activating userID: String, _ placement: Placement) -> [String] {
+    func seatsChanged(activating userID: String, _ placement: Placement) -> [String] {
         let seat = placement.seat ?? self.state.defaultSeat
         guard self.state.seats.user(on: seat) != userID else { return [] }
         guard placement.move, let elsewhere = self.state.seats.seat(of: userID) else { return [seat] }
@@ -118,75 +127,94 @@ extension SessionRegistry {
         // Claims with control characters never reach the store, the log or systemd's status line.
         let authentication = try await self.acceptableClaims(authentication, at: provider)
         let now = self.clock.now()
-        let userID = User.id(provider: provider.name, subject: authentication.subject)
+        let identity = Identity(provider: provider.name, kind: authentication.kind, subject: authentication.subject)
         let deadlines = self.configuration.deadlines
-
-        let (resultID, draft) = try await self.holdingOff(
-            force: placement.force,
-            scope: placement.scope,
-            to: userID,
-            seats: self.seatsChanged(activating: userID, placement)
-        ) { admission in
-            try await self.mutate { draft -> String in
-                if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name), existing.id != userID {
-                    // Another anonymous login won the race: keep that user and drop the session just opened.
-                    draft.revocations.append(
-                        (
-                            provider.name,
-                            ProviderSession(
-                                userID: userID,
-                                subject: authentication.subject,
-                                tokens: authentication.tokens,
-                                providerData: authentication.providerData
-                            )
+        var resolution = try await self.resolveOwner(of: identity)
+        var opened: (String, Draft)?
+        // Another change may give the identity an owner (or take it away) between the look-up and the change: then it
+        // is looked up again (rarely more than once: only changes of identities move the epoch).
+        for _ in 0..<Self.identityRounds where opened == nil {
+            let userID = resolution.userID
+            let epoch = resolution.epoch
+            let owner = resolution.owner
+            let (resultID, draft) = try await self.holdingOff(
+                force: placement.force,
+                scope: placement.scope,
+                to: userID,
+                seats: self.seatsChanged(activating: userID, placement)
+            ) { admission in
+                try await self.mutate { draft -> String? in
+                    guard self.identityEpoch == epoch else { return nil }
+                    if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name),
+                        existing.id != userID
+                    {
+                        // Another anonymous login won the race: keep that user and drop the session just opened.
+                        draft.revocations.append((provider.name, authentication.session(userID: userID)))
+                        try self.admit(activating: existing.id, placement, admission)
+                        self.activate(existing, at: now, on: placement.seat, in: &draft)
+                        return existing.id
+                    }
+                    try self.admit(activating: userID, placement, admission)
+                    let existing = self.state[userID]
+                    if let existing { draft.revocations += self.revocableSessions(of: existing) }
+                    var user =
+                        existing
+                        ?? User(
+                            id: userID,
+                            provider: provider.name,
+                            subject: authentication.subject,
+                            kind: authentication.kind,
+                            email: nil,
+                            name: nil,
+                            state: .loggedOut,
+                            addedGeneration: self.state.generation + 1,
+                            createdAt: now,
+                            lastLoginAt: nil,
+                            lastActiveAt: nil,
+                            activeGeneration: 0,
+                            tokens: nil,
+                            providerData: nil,
+                            // A user removed from the device comes back with every identity it had.
+                            otherIdentities: owner?.identities.filter { !$0.isSameAccount(as: identity) } ?? []
                         )
-                    )
-                    try self.admit(activating: existing.id, placement, admission)
-                    self.activate(existing, at: now, on: placement.seat, in: &draft)
-                    return existing.id
+                    let wasLoggedIn = existing?.state == .loggedIn
+                    // The session belongs to the identity used last, whichever of the user's it is.
+                    user.makeSessionIdentity(identity)
+                    user.email = authentication.email ?? user.email
+                    user.name = authentication.name ?? user.name
+                    user.state = .loggedIn
+                    user.tokens = authentication.tokens
+                    user.providerData = authentication.providerData
+                    user.lastLoginAt = now
+                    user.sessionUID = placement.peerUID
+                    draft.saved[userID] = user
+                    if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
+                        self.activate(user, at: now, on: placement.seat, in: &draft)
+                    }
+                    if !wasLoggedIn {
+                        draft.changesGeneration = true
+                        // The user as it is once this change applies: active (a login always makes it so), with a
+                        // fresh refresh state and its refresh deadline.
+                        let info = UserInfo(
+                            draft.saved[userID] ?? user,
+                            status: nil,
+                            active: true,
+                            deadlines: deadlines
+                        )
+                        draft.events.append(.userLoggedIn(user: info))
+                    }
+                    return userID
                 }
-                try self.admit(activating: userID, placement, admission)
-                let existing = self.state[userID]
-                if let existing { draft.revocations += self.revocableSessions(of: existing) }
-                var user =
-                    existing
-                    ?? User(
-                        id: userID,
-                        provider: provider.name,
-                        subject: authentication.subject,
-                        kind: authentication.kind,
-                        email: nil,
-                        name: nil,
-                        state: .loggedOut,
-                        addedGeneration: self.state.generation + 1,
-                        createdAt: now,
-                        lastLoginAt: nil,
-                        lastActiveAt: nil,
-                        activeGeneration: 0,
-                        tokens: nil,
-                        providerData: nil
-                    )
-                let wasLoggedIn = existing?.state == .loggedIn
-                user.kind = authentication.kind
-                user.email = authentication.email ?? user.email
-                user.name = authentication.name ?? user.name
-                user.state = .loggedIn
-                user.tokens = authentication.tokens
-                user.providerData = authentication.providerData
-                user.lastLoginAt = now
-                draft.saved[userID] = user
-                if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
-                    self.activate(user, at: now, on: placement.seat, in: &draft)
-                }
-                if !wasLoggedIn {
-                    draft.changesGeneration = true
-                    // The user as it is once this change applies: active (a login always makes it so), with a fresh
-                    // refresh state and its refresh deadline.
-                    let info = UserInfo(draft.saved[userID] ?? user, status: nil, active: true, deadlines: deadlines)
-                    draft.events.append(.userLoggedIn(user: info))
-                }
-                return userID
             }
+            if let resultID {
+                opened = (resultID, draft)
+            } else {
+                resolution = try await self.resolveOwner(of: identity)
+            }
+        }
+        guard let (resultID, draft) = opened else {
+            _ = await self.revoke([(provider.name, authentication.session(userID: resolution.userID))])
+            throw SessionError.identitiesChanging
         }
         _ = await self.revoke(draft.revocations)
         self.logger.debug(
@@ -226,7 +254,7 @@ extension SessionRegistry {
         return try self.result(of: draft, for: userID)
     }
 
-    private func activate(_ user: User, at now: Timestamp, on seat: String?, in draft: inout Draft) {
+    func activate(_ user: User, at now: Timestamp, on seat: String?, in draft: inout Draft) {
         var user = draft.saved[user.id] ?? user
         user.lastActiveAt = now
         draft.saved[user.id] = user
@@ -328,8 +356,9 @@ extension SessionRegistry {
                 guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                 draft.revocations += self.revocableSessions(of: user)
                 draft.deleted.insert(userID)
+                if user.isAnonymous { draft.forgottenIdentities.insert(userID) }
                 draft.changesGeneration = true
-                draft.events.append(.userRemoved(userID: userID))
+                draft.events.append(.userRemoved(userID: userID, reason: .requested))
             }
         }
         _ = await self.revoke(draft.revocations)
@@ -352,7 +381,9 @@ extension SessionRegistry {
         draft.changesGeneration = true
         if user.isAnonymous {
             draft.deleted.insert(user.id)
-            draft.events.append(.userRemoved(userID: user.id))
+            // No one can ever log in with an anonymous identity again: the store forgets it.
+            draft.forgottenIdentities.insert(user.id)
+            draft.events.append(.userRemoved(userID: user.id, reason: .loggedOut))
         } else {
             var loggedOut = user
             loggedOut.state = .loggedOut

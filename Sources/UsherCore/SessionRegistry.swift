@@ -70,6 +70,8 @@ package actor SessionRegistry {
     /// Seat assignments known but not yet in the store (loaded from a database from before seats): written with the
     /// next commit.
     var unrecordedSeats: [String: String?] = [:]
+    /// Moves whenever a committed change changes who owns which identity; see `resolveOwner`.
+    var identityEpoch: UInt64 = 0
 
     let store: any SessionStore
     let clock: any SessionClock

@@ -26,6 +26,12 @@ package struct User: Sendable, Hashable {
     /// The session's tokens; nil when logged out.
     package var tokens: TokenSet?
     package var providerData: String?
+    /// The user's identities other than the session's own (`provider`, `kind`, `subject`), in the order they were
+    /// linked; empty for almost every user, so that it costs nothing until one links a second identity.
+    package var otherIdentities: [Identity]
+    /// The uid of the peer that opened the current session (login or link); nil when unknown (sessions from before
+    /// usher recorded it). `delete_user` lets that uid delete the account without `manage` over others.
+    package var sessionUID: UInt32?
 
     package init(
         id: String,
@@ -41,7 +47,9 @@ package struct User: Sendable, Hashable {
         lastActiveAt: Timestamp?,
         activeGeneration: Int64,
         tokens: TokenSet?,
-        providerData: String?
+        providerData: String?,
+        otherIdentities: [Identity] = [],
+        sessionUID: UInt32? = nil
     ) {
         self.id = id
         self.provider = provider
@@ -57,6 +65,20 @@ package struct User: Sendable, Hashable {
         self.activeGeneration = activeGeneration
         self.tokens = tokens
         self.providerData = providerData
+        self.otherIdentities = otherIdentities
+        self.sessionUID = sessionUID
+    }
+
+    /// A user id that no identity derives: for a new user whose derived id is taken (its identity was unlinked from
+    /// the user that has it).
+    package static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let hex = (0..<16).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
+        }
+        return "u_" + hex.joined()
     }
 
     /// The user id for an account: stable for (provider, subject), so a user removed from the device and logging in
@@ -70,7 +92,43 @@ package struct User: Sendable, Hashable {
         return "u_" + hex.joined()
     }
 
-    package var isAnonymous: Bool { self.kind == CredentialType.anonymous }
+    /// Anonymous: every identity is anonymous. A guest who links another identity is no longer anonymous: logging it
+    /// out keeps it, and anonymous login no longer reuses it.
+    package var isAnonymous: Bool {
+        self.kind == CredentialType.anonymous && self.otherIdentities.allSatisfy(\.isAnonymous)
+    }
+
+    /// The identity the session belongs to: the one used for the last login or link.
+    package var sessionIdentity: Identity {
+        get { Identity(provider: self.provider, kind: self.kind, subject: self.subject) }
+        set {
+            self.provider = newValue.provider
+            self.kind = newValue.kind
+            self.subject = newValue.subject
+        }
+    }
+
+    /// Every identity: the session's first, then the others.
+    package var identities: [Identity] { [self.sessionIdentity] + self.otherIdentities }
+
+    /// Whether the two versions of a user have the same identities, the session's the same one (no array is made).
+    package func hasSameIdentities(as other: User) -> Bool {
+        self.sessionIdentity == other.sessionIdentity && self.otherIdentities == other.otherIdentities
+    }
+
+    /// Whether `identity` is one of this user's.
+    package func has(_ identity: Identity) -> Bool {
+        self.identities.contains { $0.isSameAccount(as: identity) }
+    }
+
+    /// Makes `identity` (one of the user's, or a new one) the session's; the previous session identity joins the
+    /// others.
+    package mutating func makeSessionIdentity(_ identity: Identity) {
+        let previous = self.sessionIdentity
+        self.otherIdentities.removeAll { $0.isSameAccount(as: identity) }
+        if !previous.isSameAccount(as: identity) { self.otherIdentities.append(previous) }
+        self.sessionIdentity = identity
+    }
 
     package var session: ProviderSession? {
         self.tokens.map {
@@ -115,6 +173,9 @@ package struct SessionChange: Sendable {
     package var pendingWrites: [any PendingWrite]
     /// Seats whose active user this change sets (nil: none), by name.
     package var seats: [String: String?] = [:]
+    /// Users whose identities the store forgets (deleted accounts, anonymous users removed): logging in with one of
+    /// them later makes a new user. A user removed from the device otherwise keeps its identities in the store.
+    package var forgottenIdentities: Set<String> = []
 
     package init(
         generation: Int64?,
@@ -137,4 +198,8 @@ package struct SessionChange: Sendable {
 package protocol SessionStore: Sendable {
     func loadSessions() async throws -> PersistedSessions
     func commit(_ change: SessionChange) async throws
+    /// The user that owns `identity` (on the device or removed from it), with all of its identities; nil when none.
+    func owner(of identity: Identity) async throws -> IdentityOwner?
+    /// Whether any identity belongs to the user id `userID` (a user removed from the device keeps its identities).
+    func ownsIdentities(_ userID: String) async throws -> Bool
 }

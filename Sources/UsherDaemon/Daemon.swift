@@ -309,7 +309,7 @@ struct SystemdStatusService: Service {
 
     func run() async throws {
         let (_, subscription) = await self.registry.subscribe(
-            filter: [.userLoggedIn, .userLoggedOut, .userRemoved, .activeUserChanged]
+            filter: [.userLoggedIn, .userLoggedOut, .userRemoved, .userChanged, .activeUserChanged]
         )
         await withGracefulShutdownHandler {
             await cancelWhenGracefulShutdown {

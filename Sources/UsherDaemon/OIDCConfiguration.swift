@@ -68,6 +68,18 @@ extension DaemonConfiguration {
             }
             configuration.grantTypes = grants
         }
+        if let url = try section.string("delete_account_url") {
+            if let problem = OIDCProviderConfiguration.problem(withEndpoint: url) {
+                throw section.error("delete_account_url", problem)
+            }
+            configuration.deleteAccountURL = url
+        }
+        if let method = try section.string("delete_account_method") {
+            guard method == "DELETE" || method == "POST" else {
+                throw section.error("delete_account_method", "must be \"DELETE\" or \"POST\", not \"\(method)\"")
+            }
+            configuration.deleteAccountMethod = method
+        }
         return configuration
     }
 

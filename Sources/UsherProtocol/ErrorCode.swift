@@ -73,6 +73,14 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let rateLimited = ErrorCode("rate_limited")
     /// The daemon is stopping and takes no new changes (requests it was already answering finish).
     public static let shuttingDown = ErrorCode("shutting_down")
+    /// `link_credentials` or `unlink_identity` cannot do this: anonymous credentials cannot be linked to an existing
+    /// user, and a user's last identity cannot be unlinked.
+    public static let invalidLink = ErrorCode("invalid_link")
+    /// The identity belongs to another user already; that user is unchanged.
+    public static let identityInUse = ErrorCode("identity_in_use")
+    /// The provider cannot do this (`delete_user` where it has no account-deletion endpoint); the message says what
+    /// can be done instead.
+    public static let notSupported = ErrorCode("not_supported")
     /// The user is active on another seat (`data.seat` names it); send `"move": true` to move them.
     public static let userActiveElsewhere = ErrorCode("user_active_elsewhere")
     /// A block lease holds the seat's active user in place; `data.holders` lists the leases. `"force": true` from a

@@ -4,6 +4,8 @@ public enum EventName: String, Sendable, Hashable, Codable, CaseIterable {
     case activeUserChanged = "active_user_changed"
     case userLoggedOut = "user_logged_out"
     case userRemoved = "user_removed"
+    /// A user's identities changed (`link_credentials`, `unlink_identity`).
+    case userChanged = "user_changed"
     case tokenRefreshed = "token_refreshed"
     case refreshFailed = "refresh_failed"
     case daemonStopping = "daemon_stopping"
@@ -29,6 +31,18 @@ public enum LogoutReason: String, Sendable, Hashable, Codable {
     case sessionRevoked = "session_revoked"
     /// The refresh token reached its own expiry.
     case refreshTokenExpired = "refresh_token_expired"
+    /// The identity the session belonged to was unlinked from the user (`unlink_identity`).
+    case identityUnlinked = "identity_unlinked"
+}
+
+/// Why a user was removed from the device.
+public enum RemovalReason: String, Sendable, Hashable, Codable {
+    /// `remove_user`: forgotten on this device; the account lives on.
+    case requested
+    /// An anonymous user's session ended (anonymous users are removed rather than logged out).
+    case loggedOut = "logged_out"
+    /// `delete_user`: the account was deleted at its provider.
+    case deleted
 }
 
 /// An event pushed to subscribers: `{"event": "<name>", "generation": <n>, "data": {...}}`.
@@ -43,7 +57,9 @@ public struct Event: Sendable, Hashable, Codable {
         case userLoggedIn(user: UserInfo)
         case activeUserChanged(previousUserID: String?, userID: String?)
         case userLoggedOut(userID: String, reason: LogoutReason)
-        case userRemoved(userID: String)
+        case userRemoved(userID: String, reason: RemovalReason = .requested)
+        /// The user as it is now (its identities changed).
+        case userChanged(user: UserInfo)
         case tokenRefreshed(userID: String, accessTokenExpiresAt: Timestamp)
         case refreshFailed(userID: String, code: ErrorCode, message: String, retryAt: Timestamp?)
         case daemonStopping
@@ -73,6 +89,7 @@ public struct Event: Sendable, Hashable, Codable {
         case .activeUserChanged: .activeUserChanged
         case .userLoggedOut: .userLoggedOut
         case .userRemoved: .userRemoved
+        case .userChanged: .userChanged
         case .tokenRefreshed: .tokenRefreshed
         case .refreshFailed: .refreshFailed
         case .daemonStopping: .daemonStopping
@@ -112,8 +129,11 @@ public struct Event: Sendable, Hashable, Codable {
         case .userLoggedOut(let userID, let reason):
             try data.encode(userID, forKey: .userID)
             try data.encode(reason, forKey: .reason)
-        case .userRemoved(let userID):
+        case .userRemoved(let userID, let reason):
             try data.encode(userID, forKey: .userID)
+            try data.encode(reason, forKey: .reason)
+        case .userChanged(let user):
+            try data.encode(user, forKey: .user)
         case .tokenRefreshed(let userID, let expiresAt):
             try data.encode(userID, forKey: .userID)
             try data.encode(expiresAt, forKey: .accessTokenExpiresAt)
@@ -159,7 +179,13 @@ public struct Event: Sendable, Hashable, Codable {
                 reason: try data.decode(LogoutReason.self, forKey: .reason)
             )
         case .userRemoved:
-            self.payload = .userRemoved(userID: try data.decode(String.self, forKey: .userID))
+            self.payload = .userRemoved(
+                userID: try data.decode(String.self, forKey: .userID),
+                // A daemon from before removal reasons sends none.
+                reason: try data.decodeIfPresent(RemovalReason.self, forKey: .reason) ?? .requested
+            )
+        case .userChanged:
+            self.payload = .userChanged(user: try data.decode(UserInfo.self, forKey: .user))
         case .tokenRefreshed:
             self.payload = .tokenRefreshed(
                 userID: try data.decode(String.self, forKey: .userID),

@@ -79,6 +79,9 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case release
     case listLeases = "list_leases"
     case changePassword = "change_password"
+    case linkCredentials = "link_credentials"
+    case unlinkIdentity = "unlink_identity"
+    case deleteUser = "delete_user"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

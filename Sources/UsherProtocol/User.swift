@@ -36,6 +36,15 @@ public struct UserInfo: Sendable, Hashable, Codable {
     public var nextRefreshAt: Timestamp?
     public var retryAt: Timestamp?
     public var lastRefreshError: ErrorCode?
+    /// The subject of the session's identity (`identities[0]`).
+    public var subject: String
+    /// The user's identities besides the session's (`identities[1...]`).
+    public var otherIdentities: [Identity]
+
+    /// Every identity of the user: the session's first (`provider`, `kind`), then those linked to it.
+    public var identities: [Identity] {
+        [Identity(provider: self.provider, kind: self.kind, subject: self.subject)] + self.otherIdentities
+    }
 
     public init(
         id: String,
@@ -53,7 +62,9 @@ public struct UserInfo: Sendable, Hashable, Codable {
         tokenState: TokenState,
         nextRefreshAt: Timestamp?,
         retryAt: Timestamp?,
-        lastRefreshError: ErrorCode?
+        lastRefreshError: ErrorCode?,
+        subject: String = "",
+        otherIdentities: [Identity] = []
     ) {
         self.id = id
         self.provider = provider
@@ -71,6 +82,8 @@ public struct UserInfo: Sendable, Hashable, Codable {
         self.nextRefreshAt = nextRefreshAt
         self.retryAt = retryAt
         self.lastRefreshError = lastRefreshError
+        self.subject = subject
+        self.otherIdentities = otherIdentities
     }
 
     enum CodingKeys: String, CodingKey {
@@ -84,6 +97,31 @@ public struct UserInfo: Sendable, Hashable, Codable {
         case nextRefreshAt = "next_refresh_at"
         case retryAt = "retry_at"
         case lastRefreshError = "last_refresh_error"
+        case identities
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decode(String.self, forKey: .id)
+        self.provider = try container.decode(String.self, forKey: .provider)
+        self.kind = try container.decode(String.self, forKey: .kind)
+        self.email = try container.decodeIfPresent(String.self, forKey: .email)
+        self.name = try container.decodeIfPresent(String.self, forKey: .name)
+        self.state = try container.decode(UserState.self, forKey: .state)
+        self.active = try container.decode(Bool.self, forKey: .active)
+        self.createdAt = try container.decode(Timestamp.self, forKey: .createdAt)
+        self.lastLoginAt = try container.decodeIfPresent(Timestamp.self, forKey: .lastLoginAt)
+        self.lastActiveAt = try container.decodeIfPresent(Timestamp.self, forKey: .lastActiveAt)
+        self.accessTokenExpiresAt = try container.decodeIfPresent(Timestamp.self, forKey: .accessTokenExpiresAt)
+        self.refreshTokenExpiresAt = try container.decodeIfPresent(Timestamp.self, forKey: .refreshTokenExpiresAt)
+        self.tokenState = try container.decode(TokenState.self, forKey: .tokenState)
+        self.nextRefreshAt = try container.decodeIfPresent(Timestamp.self, forKey: .nextRefreshAt)
+        self.retryAt = try container.decodeIfPresent(Timestamp.self, forKey: .retryAt)
+        self.lastRefreshError = try container.decodeIfPresent(ErrorCode.self, forKey: .lastRefreshError)
+        // A daemon from before linked identities sends none: the session's is then the only one, its subject unknown.
+        let identities = try container.decodeIfPresent([Identity].self, forKey: .identities) ?? []
+        self.subject = identities.first?.subject ?? ""
+        self.otherIdentities = Array(identities.dropFirst())
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -104,5 +142,6 @@ public struct UserInfo: Sendable, Hashable, Codable {
         try container.encode(self.nextRefreshAt, forKey: .nextRefreshAt)
         try container.encode(self.retryAt, forKey: .retryAt)
         try container.encode(self.lastRefreshError, forKey: .lastRefreshError)
+        try container.encode(self.identities, forKey: .identities)
     }
 }

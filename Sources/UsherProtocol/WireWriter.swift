@@ -100,7 +100,13 @@ extension UserInfo {
         writer.optional(self.email) { $0.string($1) }
         writer.raw(",\"id\":")
         writer.string(self.id)
-        writer.raw(",\"kind\":")
+        writer.raw(",\"identities\":[")
+        Self.write(Identity(provider: self.provider, kind: self.kind, subject: self.subject), to: &writer)
+        for identity in self.otherIdentities {
+            writer.raw(",")
+            Self.write(identity, to: &writer)
+        }
+        writer.raw("],\"kind\":")
         writer.string(self.kind)
         writer.raw(",\"last_active_at\":")
         writer.optional(self.lastActiveAt) { $0.timestamp($1) }
@@ -122,6 +128,16 @@ extension UserInfo {
         writer.string(self.state.rawValue)
         writer.raw(",\"token_state\":")
         writer.string(self.tokenState.rawValue)
+        writer.raw("}")
+    }
+
+    private static func write(_ identity: Identity, to writer: inout WireWriter) {
+        writer.raw("{\"kind\":")
+        writer.string(identity.kind)
+        writer.raw(",\"provider\":")
+        writer.string(identity.provider)
+        writer.raw(",\"subject\":")
+        writer.string(identity.subject)
         writer.raw("}")
     }
 }

@@ -42,7 +42,7 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
 /// It keeps only hashes of what it issues: scrypt for passwords, SHA-256 for refresh tokens and API keys (both are
 /// 256-bit random values, so a fast hash is enough). `refresh_token_lifetime` is an absolute session lifetime
 /// counted from login: rotation never extends it.
-package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManaging, KeyPublishing {
+package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManaging, KeyPublishing, AccountDeleting {
     package let name: String
     package let type = "local"
     package let configuration: LocalProviderConfiguration
@@ -224,7 +224,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         )
         var claims: [String: JSONValue] = [
             "iss": .string(self.configuration.issuer),
-            "sub": .string(User.id(provider: self.name, subject: grant.subject)),
+            "sub": .string(try await self.userID(of: grant.subject)),
             "iat": .int(now.secondsSinceEpoch),
             "exp": .int(expiresAt.secondsSinceEpoch),
             "jti": .string(SecureRandom.token(byteCount: 16)),
@@ -266,6 +266,28 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
                 now: now
             )
         )
+    }
+
+    /// The user id tokens name in `sub`: the one of the user the identity is linked to, else derived from it as for
+    /// every identity before linking.
+    private func userID(of subject: String) async throws -> String {
+        let identity = Identity(provider: self.name, kind: "", subject: subject)
+        let owner: IdentityOwner?
+        do {
+            owner = try await self.database.owner(of: identity)
+        } catch {
+            throw ProviderError.unavailable("the local account database is unavailable")
+        }
+        return owner?.userID ?? User.id(provider: self.name, subject: subject)
+    }
+
+    // MARK: AccountDeleting
+
+    package func deletionProblem(_ identity: Identity, hasSession: Bool) -> String? { nil }
+
+    /// Nothing is deleted here: the account rows go in the transaction that removes the user.
+    package func deleteAccount(_ identity: Identity, session: ProviderSession?) async throws -> (any PendingWrite)? {
+        LocalAccountDeletion(provider: self.name, subject: identity.subject)
     }
 
     package func revoke(_ session: ProviderSession) async -> Bool {

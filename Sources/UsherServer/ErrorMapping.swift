@@ -60,6 +60,19 @@ extension ResponseError {
                     .permissionDenied,
                     "this peer's permission is limited to seats, and the request is about \(about)"
                 )
+            case .invalidLink(let message):
+                self.init(.invalidLink, message)
+            case .identityInUse:
+                self.init(.identityInUse, "this identity belongs to another user; that user is unchanged")
+            case .notSupported(let message):
+                self.init(.notSupported, message)
+            case .notYours(let id):
+                self.init(
+                    .permissionDenied,
+                    "user \(id)'s session was opened by another uid: only root and usherd's own uid delete other users' accounts"
+                )
+            case .identitiesChanging:
+                self.init(.conflict, "other logins changed who owns this identity meanwhile; try again")
             }
         case let error as ProviderError:
             switch error {

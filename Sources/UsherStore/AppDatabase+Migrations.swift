@@ -96,6 +96,31 @@ extension AppDatabase {
             }
             try db.create(index: "login_owner_since", on: "login_owner", columns: ["since"])
         }
+        migrator.registerMigration("v6-identities") { db in
+            // Linked identities (issue 21). `identity` says who owns each (provider, subject), for users on the device
+            // and for users removed from it alike, so that logging in again with any identity of a user finds its id;
+            // the primary key makes an identity belong to one user at most, whatever a race or a bug attempts. Each
+            // existing user gets its one identity. `user.linked_identities` counts a user's identities besides the
+            // session's, so that loading reads the identity rows of linked users only; `session_uid` is the peer uid
+            // that opened the session (`delete_user` lets it delete the account).
+            try db.create(table: "identity") { t in
+                t.column("provider", .text).notNull()
+                t.column("subject", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("user_id", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.primaryKey(["provider", "subject"])
+            }
+            try db.create(index: "identity_user", on: "identity", columns: ["user_id"])
+            try db.execute(
+                sql:
+                    "INSERT INTO identity (provider, subject, kind, user_id, position) SELECT provider, subject, kind, id, 0 FROM user"
+            )
+            try db.alter(table: "user") { t in
+                t.add(column: "linked_identities", .integer).notNull().defaults(to: 0)
+                t.add(column: "session_uid", .integer)
+            }
+        }
         return migrator
     }
 }

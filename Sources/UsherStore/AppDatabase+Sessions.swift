@@ -19,9 +19,18 @@ extension AppDatabase: SessionStore {
             users.reserveCapacity(try UserRecord.fetchCount(db))
             let opener = TokenCipher.Opener(self.cipher)
             let records = try UserRecord.order(UserRecord.Columns.addedGeneration).fetchCursor(db)
+            var linked: [Int] = []
             while let record = try records.next() {
                 if self.cipher != nil && record.holdsPlaintextSecrets { unsealed.append(users.count) }
+                if record.linkedIdentities > 0 { linked.append(users.count) }
                 users.append(try record.user(opening: opener))
+            }
+            // Only users with a second identity have rows to read: for everyone else the session's is the only one.
+            for index in linked {
+                let session = users[index].sessionIdentity
+                users[index].otherIdentities = try Self.identities(of: users[index].id, in: db).filter {
+                    !$0.isSameAccount(as: session)
+                }
             }
             var seats: [String: String?] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, user_id FROM seat") {
@@ -70,6 +79,9 @@ extension AppDatabase: SessionStore {
             if !change.deleted.isEmpty {
                 try UserRecord.deleteAll(db, keys: change.deleted)
             }
+            for userID in change.forgottenIdentities {
+                try Self.forgetIdentities(of: userID, in: db)
+            }
             for (seat, userID) in change.seats {
                 try db.execute(
                     sql:
@@ -78,6 +90,9 @@ extension AppDatabase: SessionStore {
                 )
             }
             for user in change.saved {
+                if change.previous[user.id].map({ !$0.hasSameIdentities(as: user) }) ?? true {
+                    try Self.record(identitiesOf: user, in: db)
+                }
                 guard let previous = change.previous[user.id] else {
                     try UserRecord(user, cipher: cipher).upsert(db)
                     continue

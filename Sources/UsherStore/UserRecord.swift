@@ -29,6 +29,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         case refreshToken = "refresh_token"
         case refreshTokenExpiresAt = "refresh_token_expires_at"
         case providerData = "provider_data"
+        case linkedIdentities = "linked_identities"
+        case sessionUID = "session_uid"
     }
 
     typealias Columns = CodingKeys
@@ -54,6 +56,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     var refreshToken: String?
     var refreshTokenExpiresAt: Int64?
     var providerData: String?
+    var linkedIdentities: Int
+    var sessionUID: Int64?
 
     /// Reads a row selected through `databaseSelection`, by column index.
     ///
@@ -79,6 +83,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.refreshToken = row[15]
         self.refreshTokenExpiresAt = row[16]
         self.providerData = row[17]
+        self.linkedIdentities = row[18]
+        self.sessionUID = row[19]
     }
 
     /// The row for `user`. Only the secret columns in `sealing` are sealed (with `cipher`) and filled in; the others
@@ -107,6 +113,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.refreshToken = try sealed(user.tokens?.refreshToken, .refreshToken)
         self.refreshTokenExpiresAt = user.tokens?.refreshExpiresAt?.millisecondsSinceEpoch
         self.providerData = try sealed(user.providerData, .providerData)
+        self.linkedIdentities = user.otherIdentities.count
+        self.sessionUID = user.sessionUID.map(Int64.init)
     }
 
     /// Whether a secret column holds plaintext (stored before encryption was turned on).
@@ -147,7 +155,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
             lastActiveAt: self.lastActiveAt.map(Timestamp.init(millisecondsSinceEpoch:)),
             activeGeneration: self.activeGeneration,
             tokens: tokens,
-            providerData: try opener.open(self.providerData)
+            providerData: try opener.open(self.providerData),
+            sessionUID: self.sessionUID.flatMap(UInt32.init(exactly:))
         )
     }
 }
@@ -181,6 +190,8 @@ extension UserRecord.Columns {
         check(old.tokens?.refreshToken != new.tokens?.refreshToken, .refreshToken)
         check(old.tokens?.refreshExpiresAt != new.tokens?.refreshExpiresAt, .refreshTokenExpiresAt)
         check(old.providerData != new.providerData, .providerData)
+        check(old.otherIdentities.count != new.otherIdentities.count, .linkedIdentities)
+        check(old.sessionUID != new.sessionUID, .sessionUID)
         return columns
     }
 }

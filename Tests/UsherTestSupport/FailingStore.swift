@@ -1,5 +1,6 @@
 import Synchronization
 import UsherCore
+import UsherProtocol
 import UsherStore
 
 /// A `SessionStore` over a real database whose commits fail on demand, as a full disk or an I/O error would make
@@ -57,6 +58,14 @@ package final class FailingStore: SessionStore {
 
     package func loadSessions() async throws -> PersistedSessions {
         try await self.database.loadSessions()
+    }
+
+    package func owner(of identity: Identity) async throws -> IdentityOwner? {
+        try await self.database.owner(of: identity)
+    }
+
+    package func ownsIdentities(_ userID: String) async throws -> Bool {
+        try await self.database.ownsIdentities(userID)
     }
 
     package func commit(_ change: SessionChange) async throws {

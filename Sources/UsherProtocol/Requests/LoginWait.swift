@@ -10,10 +10,13 @@ public struct LoginWaitRequest: UsherRequest {
     public var move = false
     /// Whether a block lease on the seat is broken (needs `manage`; audited as forced).
     public var force = false
+    /// Links the identity to this logged-in user (as `link_credentials` does) instead of logging in.
+    public var linkTo: String?
 
-    public init(loginID: String, seat: String? = nil) {
+    public init(loginID: String, seat: String? = nil, linkTo: String? = nil) {
         self.loginID = loginID
         self.seat = seat
+        self.linkTo = linkTo
     }
 
     public init(params: Params) throws(ResponseError) {
@@ -21,6 +24,7 @@ public struct LoginWaitRequest: UsherRequest {
         self.seat = try params.optionalString("seat")
         self.move = try params.optionalBool("move") ?? false
         self.force = try params.optionalBool("force") ?? false
+        self.linkTo = try params.optionalString("link_to")
     }
 
     public var params: Params {
@@ -28,6 +32,7 @@ public struct LoginWaitRequest: UsherRequest {
         params.set("seat", self.seat)
         params.set("move", flag: self.move)
         params.set("force", flag: self.force)
+        params.set("link_to", self.linkTo)
         return params
     }
 

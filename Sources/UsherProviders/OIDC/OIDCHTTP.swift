@@ -79,6 +79,15 @@ struct OIDCHTTP: Sendable {
         return try await self.send(request)
     }
 
+    /// Sends a `DELETE` (or, with `post`, a `POST`) without a body, with a bearer token: an account-deletion endpoint.
+    func delete(_ url: String, post: Bool, bearerToken: String) async throws(OIDCFailure) -> Response {
+        var request = HTTPClientRequest(url: url)
+        request.method = post ? .POST : .DELETE
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "Authorization", value: "Bearer \(bearerToken)")
+        return try await self.send(request)
+    }
+
     /// POSTs a form (`application/x-www-form-urlencoded`).
     func post(
         _ url: String,

@@ -26,6 +26,11 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     /// `grant_types`: the grants the token endpoint accepts, overriding discovery's `grant_types_supported` (some
     /// providers list fewer than they accept). Full grant type identifiers; nil: trust discovery.
     package var grantTypes: Set<String>?
+    /// `delete_account_url`: where `delete_user` deletes the account, with the session's access token as a bearer
+    /// token (nil: the provider cannot delete accounts for usher, and `delete_user` answers `not_supported`).
+    package var deleteAccountURL: String?
+    /// `delete_account_method`: `DELETE` (default) or `POST`.
+    package var deleteAccountMethod = "DELETE"
 
     /// The grant names `grant_types` accepts, and the grant type identifier each stands for: the identifiers that
     /// discovery documents list, and `device_code` and `token_exchange` for the two URNs.
@@ -71,6 +76,12 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     }
 
     // MARK: Validation
+
+    /// Why `url` cannot be an endpoint of the provider (`delete_account_url`), or nil: absolute `https`, or `http` on a
+    /// loopback host.
+    package static func problem(withEndpoint url: String) -> String? {
+        OIDCEndpoint.problem(with: url)
+    }
 
     /// Why `issuer` cannot be an issuer, or nil: an absolute `https` URL without query or fragment; plain `http` only
     /// on a loopback host, where nothing leaves the machine.

@@ -16,7 +16,8 @@ extension MethodHandler {
                 seat: seat,
                 move: request.move,
                 force: request.force,
-                scope: call.scope
+                scope: call.scope,
+                peerUID: call.context.peer.uid
             )
         }
         return .result(result, call, userID: result.user.id, forced: request.force)

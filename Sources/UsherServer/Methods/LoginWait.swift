@@ -1,7 +1,8 @@
 import UsherProtocol
 
 extension MethodHandler {
-    /// `login_wait`: waits for an interactive login to complete, then logs its user in as `login` does.
+    /// `login_wait`: waits for an interactive login to complete, then logs its user in as `login` does (or, with
+    /// `link_to`, links its identity to that user as `link_credentials` does).
     static let loginWait = MethodHandler(LoginWaitRequest.self, permission: .manage, reach: .seats, audited: true) {
         request,
         call in
@@ -10,7 +11,9 @@ extension MethodHandler {
             seat: call.requestedSeat(request.seat),
             move: request.move,
             force: request.force,
-            scope: call.scope
+            scope: call.scope,
+            linkTo: request.linkTo,
+            peerUID: call.context.peer.uid
         )
         return .result(result, call, userID: result.user.id, forced: request.force)
     }

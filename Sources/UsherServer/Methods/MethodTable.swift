@@ -28,6 +28,9 @@ extension MethodHandler {
         case .release: .release
         case .listLeases: .listLeases
         case .changePassword: .changePassword
+        case .linkCredentials: .linkCredentials
+        case .unlinkIdentity: .unlinkIdentity
+        case .deleteUser: .deleteUser
         }
     }
 }

@@ -1,6 +1,9 @@
 import json
 
+from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.views.oidc import ConnectDiscoveryInfoView
 
 
@@ -26,3 +29,17 @@ class DiscoveryView(ConnectDiscoveryInfoView):
         response.content = json.dumps(data)
         response["Content-Length"] = str(len(response.content))
         return response
+
+
+@csrf_exempt
+def delete_account(request):
+    """The account-deletion endpoint that usher's `delete_user` calls (`delete_account_url`): DELETE or POST with the
+    user's access token as a bearer token deletes that user, and with it every token the user holds. OpenID Connect
+    defines none; providers that let users delete their accounts have one of their own like it."""
+    if request.method not in ("DELETE", "POST"):
+        return HttpResponse(status=405)
+    valid, oauth_request = get_oauthlib_core().verify_request(request, scopes=[])
+    if not valid or oauth_request.user is None:
+        return JsonResponse({"error": "invalid_token"}, status=401)
+    oauth_request.user.delete()
+    return HttpResponse(status=204)

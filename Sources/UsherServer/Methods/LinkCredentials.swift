@@ -1,0 +1,29 @@
+import UsherProtocol
+
+extension MethodHandler {
+    /// `link_credentials`: adds the identity of credentials to a logged-in user. It authenticates as a login does, so it
+    /// needs what a login needs and is throttled like one.
+    static let linkCredentials = MethodHandler(
+        LinkCredentialsRequest.self,
+        permission: .manage,
+        reach: .seats,
+        audited: true
+    ) { request, call in
+        let result = try await call.dispatcher.throttle.login(
+            credentials: request.credentials,
+            peer: call.context.peer.uid
+        ) {
+            try await call.registry.linkCredentials(
+                userID: request.userID,
+                seat: call.requestedSeat(request.seat),
+                provider: request.provider,
+                credentials: request.credentials,
+                move: request.move,
+                force: request.force,
+                scope: call.scope,
+                peerUID: call.context.peer.uid
+            )
+        }
+        return .result(result, call, userID: result.user.id, forced: request.force)
+    }
+}
