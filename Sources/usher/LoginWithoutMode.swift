@@ -38,12 +38,25 @@ extension Usher.Login {
         )
     }
 
-    /// Sends `request` (on `--seat`) and prints the user logged in.
+    /// Sends `request` (on `--seat`) and prints the user logged in; under `usher link`, links its credentials to the
+    /// user instead.
     func logIn(_ request: LoginRequest) async throws {
         var request = request
         request.seat = self.seat
         try await self.options.withSession { session in
-            let result = try await session.perform(request)
+            let result: UserResult
+            if let target = Linking.target {
+                var link = LinkCredentialsRequest(
+                    userID: try await session.userID(for: target.user),
+                    seat: self.seat,
+                    provider: request.provider,
+                    credentials: request.credentials
+                )
+                link.move = request.move
+                result = try await session.perform(link)
+            } else {
+                result = try await session.perform(request)
+            }
             guard !session.json else { return }
             Output.lines(Format.userFields(result.user))
         }

@@ -59,15 +59,21 @@ extension Usher.Login {
                 "type": "authorization_code", "code": .string(callback), "code_verifier": .string(verifier),
                 "redirect_uri": .string(redirectURI), "state": .string(state),
             ]
-            try await self.options.withSession { session in
-                var request = LoginRequest(provider: self.provider, credentials: credentials)
-                request.seat = self.seat
-                let result = try await session.perform(request)
-                guard !session.json else { return }
-                Output.lines(Format.userFields(result.user))
-            }
-            return
+            return try await self.logIn(LoginRequest(provider: self.provider, credentials: credentials))
         }
+    }
+
+    /// Under `usher link`: the id of the user to link to (`--user`, else the seat's active user); nil for a login.
+    private func linkTarget(in session: Session) async throws -> String? {
+        guard let target = Linking.target else { return nil }
+        if let user = target.user {
+            let id: String = try await session.userID(for: user)
+            return id
+        }
+        guard let active = try await session.perform(CurrentUserRequest(seat: self.seat)).user else {
+            throw CLIError("no user is logged in to link to", exitCode: Usher.Exit.notLoggedIn)
+        }
+        return active.id
     }
 
     /// Opens the URL with `xdg-open` when a graphical session exists (and `--no-browser` was not given); the URL is
@@ -124,7 +130,10 @@ extension Usher.Login {
             let countdown = Terminal.isTerminal(STDERR_FILENO)
             if !countdown { Output.error("Waiting until \(Format.time(expiresAt)) (Ctrl-C to cancel)...") }
             let result = try await withThrowingTaskGroup(of: LoginWaitRequest.Result?.self) { group in
-                group.addTask { try await session.perform(LoginWaitRequest(loginID: loginID, seat: self.seat)) }
+                let linkTo = try await self.linkTarget(in: session)
+                group.addTask {
+                    try await session.perform(LoginWaitRequest(loginID: loginID, seat: self.seat, linkTo: linkTo))
+                }
                 if countdown {
                     // On a terminal, the time left runs down on one line, rewritten every second.
                     group.addTask {

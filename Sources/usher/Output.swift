@@ -187,6 +187,10 @@ enum Format {
         if let name = user.name, user.email != nil { pairs.append(("name", Terminal.escaped(name))) }
         pairs.append(("provider", Terminal.escaped(user.provider)))
         pairs.append(("kind", Terminal.escaped(user.kind)))
+        if !user.otherIdentities.isEmpty {
+            let linked = user.otherIdentities.map { Terminal.escaped("\($0.kind) at \($0.provider)") }
+            pairs.append(("linked", linked.joined(separator: ", ")))
+        }
         pairs.append(("state", self.state(user.state)))
         pairs.append(("token", self.tokenSummary(user)))
         if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }

@@ -85,8 +85,10 @@ extension Usher {
                 details = "\(previous.map(who) ?? "none") -> \(current.map(who) ?? "none")"
             case .userLoggedOut(let userID, let reason):
                 details = "\(who(userID)) (\(reason.rawValue.replacing("_", with: " ")))"
-            case .userRemoved(let userID):
-                details = who(userID)
+            case .userRemoved(let userID, let reason):
+                details = "\(who(userID)) (\(reason.rawValue.replacing("_", with: " ")))"
+            case .userChanged(let user):
+                details = Format.user(user)
             case .tokenRefreshed(let userID, let expiresAt):
                 details = "\(who(userID))  expires \(Format.time(expiresAt))"
             case .refreshFailed(let userID, let code, let message, let retryAt):
