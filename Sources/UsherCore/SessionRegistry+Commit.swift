@@ -180,15 +180,17 @@ extension SessionRegistry {
             if let seat = self.state.seats.seat(of: id) { touched.insert(seat) }
         }
         for id in draft.deleted { draft.previous[id] = .some(self.state.remove(id)) }
-        var identitiesChange = !draft.forgottenIdentities.isEmpty
+        var takesIdentities = !draft.forgottenIdentities.isEmpty
         for (id, user) in draft.saved {
             if draft.previous[id] == nil { draft.previous[id] = .some(self.state[id]) }
-            identitiesChange = identitiesChange || !(self.state[id]?.hasSameIdentities(as: user) ?? false)
+            if !takesIdentities, let before = self.state[id], !before.hasSameIdentities(as: user) {
+                takesIdentities = before.identities.contains { old in !user.has(old) }
+            }
             self.state.put(user)
         }
-        // Who owns which identity may have changed: a login or link that looked an owner up before this change looks
-        // again (`resolveOwner`).
-        if identitiesChange { self.identityEpoch &+= 1 }
+        // An identity lost its owner: a login or link that looked its owner up before this change looks again
+        // (`resolveOwner`).
+        if takesIdentities { self.identityEpoch &+= 1 }
         if let newGeneration { self.state.generation = newGeneration }
         if let newlyActive = draft.newlyActive {
             self.state.seats.set(newlyActive, on: draft.newlyActiveSeat ?? self.state.defaultSeat)

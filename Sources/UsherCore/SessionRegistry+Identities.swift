@@ -2,7 +2,7 @@ import UsherProtocol
 
 /// Linked identities: who owns an identity, `link_credentials` and `unlink_identity`.
 extension SessionRegistry {
-    /// How many times a login or link looks an identity's owner up again when other changes of identities raced it.
+    /// How many times a login or link looks an identity's owner up again when an unlink or a deletion raced it.
     static let identityRounds = 8
 
     /// Who a login or link with an identity is about, as the store said at `epoch`.
@@ -14,9 +14,25 @@ extension SessionRegistry {
         var epoch: UInt64
     }
 
+    /// Runs `body` holding the identity's gate: logins and links of one identity resolve its owner and commit one
+    /// after the other, so that one of them never adds a user for an identity another has just given an owner.
+    /// Identities gain owners only this way; they lose them by unlinking and deletion, which move `identityEpoch`.
+    func withIdentityGate<T>(_ identity: Identity, _ body: () async throws -> T) async throws -> T {
+        let key = identity.provider + "\u{0}" + identity.subject
+        if !self.identityGates[key, default: FIFOGate()].tryEnter() {
+            // Suspension: the login or link ahead of this one with the same identity finishes first.
+            await withCheckedContinuation { self.identityGates[key, default: FIFOGate()].enqueue($0) }
+        }
+        defer {
+            if let next = self.identityGates[key]?.leave() { next.resume() } else { self.identityGates[key] = nil }
+        }
+        return try await body()
+    }
+
     /// The user that owns `identity` (on the device or removed from it: the store keeps the identities of removed
     /// users), else the id a new user with this identity gets: derived from the identity, as before identities could
-    /// be linked, unless that id is taken (its identity was unlinked from it), then random.
+    /// be linked, unless that id is taken (its identity was unlinked from it), then random. Called holding the
+    /// identity's gate; the change that uses the answer compares `epoch` (an unlink or deletion meanwhile).
     func resolveOwner(of identity: Identity) async throws -> OwnerResolution {
         let epoch = self.identityEpoch
         // Suspensions: the answers may be stale by the time the change runs; the change compares `epoch`.
@@ -94,6 +110,18 @@ extension SessionRegistry {
             throw SessionError.invalidLink("cannot add anonymous credentials to an existing user")
         }
         let identity = Identity(provider: provider.name, kind: authentication.kind, subject: authentication.subject)
+        return try await self.withIdentityGate(identity) {
+            try await self.attach(identity, authentication, at: provider, to: userID, placement: placement)
+        }
+    }
+
+    private func attach(
+        _ identity: Identity,
+        _ authentication: Authentication,
+        at provider: any IdentityProvider,
+        to userID: String,
+        placement: Placement
+    ) async throws -> UserResult {
         let now = self.clock.now()
         for _ in 0..<Self.identityRounds {
             let resolution = try await self.resolveOwner(of: identity)

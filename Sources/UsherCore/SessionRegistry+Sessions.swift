@@ -126,13 +126,25 @@ extension SessionRegistry {
     ) async throws -> UserResult {
         // Claims with control characters never reach the store, the log or systemd's status line.
         let authentication = try await self.acceptableClaims(authentication, at: provider)
-        let now = self.clock.now()
         let identity = Identity(provider: provider.name, kind: authentication.kind, subject: authentication.subject)
+        return try await self.withIdentityGate(identity) {
+            try await self.open(identity, authentication, at: provider, isAnonymous: isAnonymous, placement: placement)
+        }
+    }
+
+    private func open(
+        _ identity: Identity,
+        _ authentication: Authentication,
+        at provider: any IdentityProvider,
+        isAnonymous: Bool,
+        placement: Placement
+    ) async throws -> UserResult {
+        let now = self.clock.now()
         let deadlines = self.configuration.deadlines
         var resolution = try await self.resolveOwner(of: identity)
         var opened: (String, Draft)?
-        // Another change may give the identity an owner (or take it away) between the look-up and the change: then it
-        // is looked up again (rarely more than once: only changes of identities move the epoch).
+        // An unlink or a deletion may take the identity from its owner between the look-up and the change: then it is
+        // looked up again (logins and links of this identity wait at its gate meanwhile).
         for _ in 0..<Self.identityRounds where opened == nil {
             let userID = resolution.userID
             let epoch = resolution.epoch

@@ -70,8 +70,12 @@ package actor SessionRegistry {
     /// Seat assignments known but not yet in the store (loaded from a database from before seats): written with the
     /// next commit.
     var unrecordedSeats: [String: String?] = [:]
-    /// Moves whenever a committed change changes who owns which identity; see `resolveOwner`.
+    /// Moves whenever a committed change takes an identity from its owner (unlink, deletion, an anonymous user's end);
+    /// see `resolveOwner`.
     var identityEpoch: UInt64 = 0
+    /// One gate per identity a login or link is resolving and committing: two of them with one identity go one after
+    /// the other (see `resolveOwner`).
+    var identityGates: [String: FIFOGate] = [:]
 
     let store: any SessionStore
     let clock: any SessionClock

@@ -28,12 +28,16 @@ enum Fixtures {
         tokenState: .retrying,
         nextRefreshAt: at(3_000_000),
         retryAt: at(90_000),
-        lastRefreshError: .providerUnavailable
+        lastRefreshError: .providerUnavailable,
+        subject: "acct-1",
+        otherIdentities: [Identity(provider: "local", kind: "anonymous", subject: "anonymous:9f")]
     )
 
     static let fullUserJSON =
         #"{"access_token_expires_at":"2027-01-15T09:00:00.000Z","active":true,"#
-        + #""created_at":"2027-01-15T08:00:00.000Z","email":"ada@example.com","id":"u_01","kind":"email_password","#
+        + #""created_at":"2027-01-15T08:00:00.000Z","email":"ada@example.com","id":"u_01","#
+        + #""identities":[{"kind":"email_password","provider":"local","subject":"acct-1"},"#
+        + #"{"kind":"anonymous","provider":"local","subject":"anonymous:9f"}],"kind":"email_password","#
         + #""last_active_at":"2027-01-15T08:01:00.456Z","last_login_at":"2027-01-15T08:01:00.123Z","#
         + #""last_refresh_error":"provider_unavailable","name":"Ada Lovelace","#
         + #""next_refresh_at":"2027-01-15T08:50:00.000Z","provider":"local","#
@@ -57,12 +61,14 @@ enum Fixtures {
         tokenState: .none,
         nextRefreshAt: nil,
         retryAt: nil,
-        lastRefreshError: nil
+        lastRefreshError: nil,
+        subject: "anonymous:02"
     )
 
     static let bareUserJSON =
         #"{"access_token_expires_at":null,"active":false,"created_at":"2023-11-14T22:13:20.000Z","email":null,"#
-        + #""id":"u_02","kind":"anonymous","last_active_at":null,"last_login_at":null,"last_refresh_error":null,"#
+        + #""id":"u_02","identities":[{"kind":"anonymous","provider":"guest","subject":"anonymous:02"}],"#
+        + #""kind":"anonymous","last_active_at":null,"last_login_at":null,"last_refresh_error":null,"#
         + #""name":null,"next_refresh_at":null,"provider":"guest","refresh_token_expires_at":null,"retry_at":null,"#
         + #""state":"logged_out","token_state":"none"}"#
 }

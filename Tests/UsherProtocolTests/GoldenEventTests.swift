@@ -50,7 +50,22 @@ struct GoldenEventTests {
     @Test func userRemovedEvent() throws {
         try expectEvent(
             Event(generation: 10, .userRemoved(userID: "u_02")),
-            #"{"data":{"user_id":"u_02"},"event":"user_removed","generation":10}"# + "\n"
+            #"{"data":{"reason":"requested","user_id":"u_02"},"event":"user_removed","generation":10}"# + "\n"
+        )
+        try expectEvent(
+            Event(generation: 11, .userRemoved(userID: "u_02", reason: .deleted)),
+            #"{"data":{"reason":"deleted","user_id":"u_02"},"event":"user_removed","generation":11}"# + "\n"
+        )
+        try expectEvent(
+            Event(generation: 12, .userRemoved(userID: "u_02", reason: .loggedOut)),
+            #"{"data":{"reason":"logged_out","user_id":"u_02"},"event":"user_removed","generation":12}"# + "\n"
+        )
+    }
+
+    @Test func userChangedEvent() throws {
+        try expectEvent(
+            Event(generation: 13, .userChanged(user: Fixtures.fullUser)),
+            #"{"data":{"user":"# + Fixtures.fullUserJSON + #"},"event":"user_changed","generation":13}"# + "\n"
         )
     }
 
@@ -100,6 +115,7 @@ struct GoldenEventTests {
             Event(generation: 0, .activeUserChanged(previousUserID: nil, userID: nil)),
             Event(generation: 0, .userLoggedOut(userID: "u", reason: .requested)),
             Event(generation: 0, .userRemoved(userID: "u")),
+            Event(generation: 0, .userChanged(user: Fixtures.bareUser)),
             Event(generation: 0, .tokenRefreshed(userID: "u", accessTokenExpiresAt: Fixtures.t0)),
             Event(generation: 0, .refreshFailed(userID: "u", code: .internal, message: "", retryAt: nil)),
             Event(generation: 0, .daemonStopping),

@@ -119,6 +119,8 @@ struct GoldenResultTests {
             id: .int(10),
             #"{"id":10,"result":{"generation":10,"revoked":true,"user":{"access_token_expires_at":null,"#
                 + #""active":false,"created_at":"2027-01-15T08:00:00.000Z","email":"ada@example.com","id":"u_01","#
+                + #""identities":[{"kind":"email_password","provider":"local","subject":"acct-1"},"#
+                + #"{"kind":"anonymous","provider":"local","subject":"anonymous:9f"}],"#
                 + #""kind":"email_password","last_active_at":"2027-01-15T08:01:00.456Z","#
                 + #""last_login_at":"2027-01-15T08:01:00.123Z","last_refresh_error":null,"name":"Ada Lovelace","#
                 + #""next_refresh_at":null,"provider":"local","refresh_token_expires_at":null,"retry_at":null,"#
@@ -256,7 +258,7 @@ struct GoldenResultTests {
             SubscribeRequest.Result(generation: 21, subscribed: EventName.allCases),
             id: .int(21),
             #"{"id":21,"result":{"generation":21,"subscribed":["user_logged_in","active_user_changed","#
-                + #""user_logged_out","user_removed","token_refreshed","refresh_failed","daemon_stopping","#
+                + #""user_logged_out","user_removed","user_changed","token_refreshed","refresh_failed","daemon_stopping","#
                 + #""seat_added","seat_removed","switch_pending","lease_broken"]}}"# + "\n"
         )
     }

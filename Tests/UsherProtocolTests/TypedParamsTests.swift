@@ -14,6 +14,7 @@ struct TypedParamsTests {
             ListAPIKeysRequest.self, DeleteAPIKeyRequest.self, JWKSRequest.self, SubscribeRequest.self,
             StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self, ListSeatsRequest.self,
             InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self, ChangePasswordRequest.self,
+            LinkCredentialsRequest.self, UnlinkIdentityRequest.self, DeleteUserRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -25,7 +26,7 @@ struct TypedParamsTests {
                 "hello", "providers", "register", "login", "current_user", "list_users", "switch_user", "logout",
                 "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
                 "jwks", "subscribe", "status", "login_begin", "login_wait", "list_seats", "inhibit", "release",
-                "list_leases", "change_password",
+                "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
             ]
         )
     }

@@ -212,7 +212,9 @@ struct SessionStoreTests {
                 refreshToken: "other-refresh",
                 refreshExpiresAt: Self.time(1111)
             ),
-            providerData: #"{"id_token":"x"}"#
+            providerData: #"{"id_token":"x"}"#,
+            otherIdentities: [Identity(provider: "corp", kind: "oidc", subject: "ann-old")],
+            sessionUID: 1000
         )
         _ = try fixture.written()
         try await fixture.commit(saving: changed, previous: ann, generation: 4)

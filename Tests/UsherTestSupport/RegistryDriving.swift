@@ -45,7 +45,7 @@ package struct EventLog {
         case .userLoggedIn(let user): details = name(user.id)
         case .activeUserChanged(let previous, let current): details = "\(name(previous)) -> \(name(current))"
         case .userLoggedOut(let id, let reason): details = "\(name(id)) \(reason.rawValue)"
-        case .userRemoved(let id, let reason): details = "\(name(id)) \(reason.rawValue)"
+        case .userRemoved(let id, _): details = name(id)
         case .userChanged(let user): details = name(user.id)
         case .tokenRefreshed(let id, _): details = name(id)
         case .refreshFailed(let id, let code, _, _): details = "\(name(id)) \(code)"
