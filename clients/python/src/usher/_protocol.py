@@ -87,6 +87,10 @@ def decode_line(line: bytes) -> Union[Response, Event]:
     raise ProtocolError(f"the daemon sent a line that is neither an answer nor an event: {line[:200]!r}")
 
 
+#: Errors after which the daemon closes the connection: a client must not send on it again.
+CLOSING_ERRORS = frozenset({"line_too_long", "too_many_connections"})
+
+
 def check_response(response: Response, request_id: int) -> Any:
     """The result of the answer to request ``request_id``, or its error raised."""
     if response.error is not None:

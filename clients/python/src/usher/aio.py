@@ -202,6 +202,8 @@ class AsyncClient:
                     self._events.append(message)
                     self._note(message)
                     continue
+                if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
+                    self._lost_connection()  # the daemon closes it after this line: never send on it again
                 return call.parse(_protocol.check_response(message, request_id))
 
     async def _usable_connection(self) -> AsyncConnection:

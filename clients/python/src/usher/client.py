@@ -10,7 +10,7 @@ from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence, Set, Typ
 from . import _protocol
 from ._connection import Connection, deadline_after
 from .discovery import SocketLocation, resolve_socket
-from .errors import Disconnected, UsherError
+from .errors import Disconnected, ProtocolError
 from .lease import Lease
 from .subscription import Subscription
 from .types import (
@@ -109,7 +109,7 @@ class Client:
                 if isinstance(message, Event):
                     self._note(message)
                     return message
-                raise UsherError("protocol_error", f"an answer nobody asked for: {message!r:.200}")
+                raise ProtocolError(f"an answer nobody asked for: {message!r:.200}")
 
     def _request(self, call: _protocol.Call[T]) -> T:
         with self._lock:
@@ -128,6 +128,10 @@ class Client:
                     self._events.append(message)
                     self._note(message)
                     continue
+                if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
+                    # The daemon closes the connection after this line (a moment later, so it may not look closed
+                    # yet): the next request must not be sent on it.
+                    self._lost_connection()
                 return call.parse(_protocol.check_response(message, request_id))
 
     def _usable_connection(self) -> Connection:
