@@ -2,6 +2,7 @@
 #
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
+#   make test-python [USHER_BIN=DIR]   the Python package's mypy --strict and pytest tests, against DIR/usherd
 #   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README,
 #               manual pages (usher.1, usherd.8, usherd.toml.5), bash/zsh/fish completions
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
@@ -35,6 +36,9 @@ TEST_VENV := $(CURDIR)/.build/test-venv
 TEST_PYTHON := $(TEST_VENV)/bin/python3
 PIP_PACKAGES := django-oauth-toolkit==3.4.1 oauthlib==3.3.1 idpyoidc==5.0.0 requests
 PIP_CHECK := import oauth2_provider, oauthlib, idpyoidc, requests, cryptography; assert oauthlib.__version__ == "3.3.1"
+# The Python client's tests (clients/python): pytest runs them, mypy --strict checks the package's type hints.
+PIP_PACKAGES += pytest==9.2.0 mypy==2.4.1
+PIP_CHECK := $(PIP_CHECK); import pytest, mypy
 
 # Release builds link the Swift runtime statically: `usher` then starts without the dynamic loader mapping and
 # relocating a dozen Swift libraries (most of `usher token`'s wall time), and both binaries run on a machine without
@@ -70,7 +74,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 # ss(8) for the checks in the container (which runs this machine's programs).
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
-.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
+.PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
 
 all: build
 
@@ -130,6 +134,15 @@ format:
 test: test-deps lint
 	$(SWIFT) build --build-tests
 	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
+	$(MAKE) --no-print-directory test-python
+
+# The Python package (clients/python): mypy --strict on it and its example, then its pytest tests against the real
+# usherd in USHER_BIN (this repository's debug build by default; USHER_BIN=/some/bin tests other binaries). The tests
+# also pip-install the package into a throw-away virtual environment and run the walk-through example with it.
+USHER_BIN ?= $(BIN)
+test-python: test-deps
+	cd clients/python && $(TEST_PYTHON) -m mypy --strict src/usher examples
+	cd clients/python && USHER_BIN=$(USHER_BIN) $(TEST_PYTHON) -m pytest -p no:cacheprovider
 
 # The manual pages: usher(1) generated from the release binary's own help by swift-argument-parser's generate-manual
 # (the tool behind its manual plug-in), usherd.toml(5) from the documented sample configuration, usherd(8) written.
