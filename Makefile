@@ -6,7 +6,8 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README,
 #               manual pages (usher.1, usherd.8, usherd.toml.5), bash/zsh/fish completions
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
-#   make deb    the Debian package usher_VERSION_ARCH.deb (and usher-dbgsym_...), checked with lintian
+#   make deb    the Debian package usher_VERSION_ARCH.deb (and usher-dbgsym_...), checked with lintian; and
+#               python3-usher_VERSION_all.deb, the Python package of clients/python
 #   make test-package   boots systemd in a throw-away container and installs, upgrades, removes and purges the
 #               package there (root and systemd-nspawn; skipped with a reason otherwise)
 #   make test-static    the installed binaries start and answer with the Swift toolchain hidden (root; else skipped)
@@ -225,6 +226,9 @@ deb: deps
 	packaging/build-deb.sh $(DEB_DIR)/stage $(DEB_VERSION) $(DEB_OUT)
 	@# Errors fail the build; the warnings kept, and why, are listed in docs/install.md.
 	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error $(DEB_OUT)/usher_$(DEB_VERSION)_$(DEB_ARCH).deb
+	@# The Python package (clients/python): python3-usher_VERSION_all.deb, lintian clean.
+	DEB_DIR=$(DEB_DIR) packaging/build-deb-python.sh $(DEB_VERSION) $(DEB_OUT)
+	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error,warning $(DEB_OUT)/python3-usher_$(DEB_VERSION)_all.deb
 
 # The installed binaries with the Swift toolchain made invisible (a private mount namespace, an empty tmpfs over it).
 test-static:
@@ -244,7 +248,8 @@ test-package-as-root:
 	  DEB_LINTIAN=no
 	packaging/test-static.sh $(DEB_DIR)/stage/usr/bin
 	packaging/boot-test/run.sh $(CURDIR)/usher_$(VERSION)_$(DEB_ARCH).deb \
-	  $(DEB_DIR)-upgrade/usher_$(VERSION)+boottest1_$(DEB_ARCH).deb
+	  $(DEB_DIR)-upgrade/usher_$(VERSION)+boottest1_$(DEB_ARCH).deb \
+	  $(CURDIR)/python3-usher_$(VERSION)_all.deb
 
 # The request decoder and dispatcher fuzzer, for longer than make test runs it. USHER_FUZZ_SEED replays a failure.
 FUZZ_ITERATIONS ?= 300000
