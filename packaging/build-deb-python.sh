@@ -17,15 +17,18 @@ site=$package/usr/lib/python3/dist-packages
 doc=$package/usr/share/doc/python3-usher
 mkdir -p "$work/wheel" "$site" "$doc/examples" "$package/DEBIAN"
 
-# The package's version is the project's: the wheel would say otherwise only if pyproject.toml disagreed.
+# The package's version is the project's (pyproject.toml's, which a test checks against VERSION); only the boot
+# test's upgrade package adds a suffix to it (VERSION+boottest1).
 wheel=$(cd "$source" && python3 -c 'import sys; sys.path.insert(0, "build_backend"); import usher_build; print(usher_build.build_wheel(sys.argv[1]))' "$work/wheel")
-case "$wheel" in
-usher-"$version"-py3-none-any.whl) ;;
+wheel_version=${wheel#usher-}
+wheel_version=${wheel_version%-py3-none-any.whl}
+case "$version" in
+"$wheel_version" | "$wheel_version"+*) ;;
 *) echo "build-deb-python.sh: the wheel is $wheel, not version $version (clients/python/pyproject.toml)" >&2; exit 1 ;;
 esac
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$work/wheel/$wheel" "$site"
-rm "$site/usher-$version.dist-info/RECORD"
-printf 'debian\n' > "$site/usher-$version.dist-info/INSTALLER"
+rm "$site/usher-$wheel_version.dist-info/RECORD"
+printf 'debian\n' > "$site/usher-$wheel_version.dist-info/INSTALLER"
 
 install -m 0644 "$source/README.md" "$doc/README.md"
 for example in "$source"/examples/*.py; do install -m 0644 "$example" "$doc/examples/"; done
