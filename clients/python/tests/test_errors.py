@@ -62,6 +62,8 @@ def test_refusals_raise_their_classes(client: usher.Client) -> None:
         client.login_wait("no-such-login")
     with pytest.raises(usher.UnsupportedCredentials):
         client.login({"type": "token_exchange", "subject_token": "x", "subject_token_type": "jwt"})
+    with pytest.raises(usher.UnsupportedCredentials):
+        client.login_begin("device_code")  # the local provider has no interactive logins
     # The connection is still usable after every refusal.
     assert client.hello().server == "usherd"
 
