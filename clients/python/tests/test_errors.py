@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -113,6 +114,37 @@ def test_garbage_from_the_socket_is_a_protocol_error() -> None:
             with pytest.raises(usher.ProtocolError):
                 client.hello()
             peer.close()
+    finally:
+        server.close()
+        shutil.rmtree(directory)
+
+
+def test_a_daemon_that_never_answers_times_out_and_the_client_starts_afresh() -> None:
+    # A socket that accepts and never answers: the timeout is the behaviour under test, and nothing can make the
+    # answer come in time, however fast or slow the machine.
+    directory = tempfile.mkdtemp(prefix="usher-py-", dir="/tmp")
+    path = os.path.join(directory, "silent.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(path)
+        server.listen(4)
+        with usher.Client(path, timeout=0.2) as client:
+            with pytest.raises(TimeoutError):
+                client.hello()
+            first, _ = server.accept()
+            # The late answer would come on that connection: the next request opens a new one.
+            with pytest.raises(TimeoutError):
+                client.hello()
+            second, _ = server.accept()
+            first.close()
+            second.close()
+
+        async def silent() -> None:
+            async with usher.AsyncClient(path, timeout=0.2) as client:
+                await client.hello()
+
+        with pytest.raises(TimeoutError):
+            asyncio.run(silent())
     finally:
         server.close()
         shutil.rmtree(directory)
