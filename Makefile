@@ -2,10 +2,12 @@
 #
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
+#   make test-python [USHER_BIN=DIR]   the Python package's mypy --strict and pytest tests, against DIR/usherd
 #   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README,
 #               manual pages (usher.1, usherd.8, usherd.toml.5), bash/zsh/fish completions
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
-#   make deb    the Debian package usher_VERSION_ARCH.deb (and usher-dbgsym_...), checked with lintian
+#   make deb    the Debian package usher_VERSION_ARCH.deb (and usher-dbgsym_...), checked with lintian; and
+#               python3-usher_VERSION_all.deb, the Python package of clients/python
 #   make test-package   boots systemd in a throw-away container and installs, upgrades, removes and purges the
 #               package there (root and systemd-nspawn; skipped with a reason otherwise)
 #   make test-static    the installed binaries start and answer with the Swift toolchain hidden (root; else skipped)
@@ -35,6 +37,9 @@ TEST_VENV := $(CURDIR)/.build/test-venv
 TEST_PYTHON := $(TEST_VENV)/bin/python3
 PIP_PACKAGES := django-oauth-toolkit==3.4.1 oauthlib==3.3.1 idpyoidc==5.0.0 requests
 PIP_CHECK := import oauth2_provider, oauthlib, idpyoidc, requests, cryptography; assert oauthlib.__version__ == "3.3.1"
+# The Python client's tests (clients/python): pytest runs them, mypy --strict checks the package's type hints.
+PIP_PACKAGES += pytest==9.2.0 mypy==2.4.1
+PIP_CHECK := $(PIP_CHECK); import pytest, mypy
 
 # Release builds link the Swift runtime statically: `usher` then starts without the dynamic loader mapping and
 # relocating a dozen Swift libraries (most of `usher token`'s wall time), and both binaries run on a machine without
@@ -70,7 +75,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 # ss(8) for the checks in the container (which runs this machine's programs).
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
-.PHONY: all deps test-deps build run test lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
+.PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
 
 all: build
 
@@ -130,6 +135,15 @@ format:
 test: test-deps lint
 	$(SWIFT) build --build-tests
 	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
+	$(MAKE) --no-print-directory test-python
+
+# The Python package (clients/python): mypy --strict on it and its example, then its pytest tests against the real
+# usherd in USHER_BIN (this repository's debug build by default; USHER_BIN=/some/bin tests other binaries). The tests
+# also pip-install the package into a throw-away virtual environment and run the walk-through example with it.
+USHER_BIN ?= $(BIN)
+test-python: test-deps
+	cd clients/python && $(TEST_PYTHON) -m mypy --strict src/usher examples
+	cd clients/python && USHER_BIN=$(USHER_BIN) $(TEST_PYTHON) -m pytest -p no:cacheprovider
 
 # The manual pages: usher(1) generated from the release binary's own help by swift-argument-parser's generate-manual
 # (the tool behind its manual plug-in), usherd.toml(5) from the documented sample configuration, usherd(8) written.
@@ -212,6 +226,9 @@ deb: deps
 	packaging/build-deb.sh $(DEB_DIR)/stage $(DEB_VERSION) $(DEB_OUT)
 	@# Errors fail the build; the warnings kept, and why, are listed in docs/install.md.
 	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error $(DEB_OUT)/usher_$(DEB_VERSION)_$(DEB_ARCH).deb
+	@# The Python package (clients/python): python3-usher_VERSION_all.deb, lintian clean.
+	DEB_DIR=$(DEB_DIR) packaging/build-deb-python.sh $(DEB_VERSION) $(DEB_OUT)
+	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error,warning $(DEB_OUT)/python3-usher_$(DEB_VERSION)_all.deb
 
 # The installed binaries with the Swift toolchain made invisible (a private mount namespace, an empty tmpfs over it).
 test-static:
@@ -231,7 +248,8 @@ test-package-as-root:
 	  DEB_LINTIAN=no
 	packaging/test-static.sh $(DEB_DIR)/stage/usr/bin
 	packaging/boot-test/run.sh $(CURDIR)/usher_$(VERSION)_$(DEB_ARCH).deb \
-	  $(DEB_DIR)-upgrade/usher_$(VERSION)+boottest1_$(DEB_ARCH).deb
+	  $(DEB_DIR)-upgrade/usher_$(VERSION)+boottest1_$(DEB_ARCH).deb \
+	  $(CURDIR)/python3-usher_$(VERSION)_all.deb
 
 # The request decoder and dispatcher fuzzer, for longer than make test runs it. USHER_FUZZ_SEED replays a failure.
 FUZZ_ITERATIONS ?= 300000

@@ -14,6 +14,8 @@ import UsherTestSupport
 /// - `toml`: a whole configuration; usherd must start with it.
 /// - `json`: every line is one JSON value.
 /// - `swift`: the code must appear, as it is, in `ClientExampleTests.swift`, which compiles and runs it.
+/// - `python`: the whole of a script in `clients/python/examples/`, which `make test-python` runs (its
+///   `tests/test_example.py` checks that the two are the same).
 /// - `text`: output, pictures and commands that change the host (installing, `systemctl`); not run.
 @Suite(.integrationHangGuard)
 struct DocumentationTests {
@@ -62,7 +64,10 @@ struct DocumentationTests {
         let blocks = try Self.blocks()
         #expect(blocks.count > 10)
         for block in blocks {
-            #expect(["sh", "toml", "json", "swift", "text"].contains(block.language), "\(block): say what it is")
+            #expect(
+                ["sh", "toml", "json", "swift", "python", "text"].contains(block.language),
+                "\(block): say what it is"
+            )
         }
     }
 

@@ -1,12 +1,13 @@
 #!/bin/sh
-# run.sh PACKAGE UPGRADE_PACKAGE
+# run.sh PACKAGE UPGRADE_PACKAGE [EXTRA_PACKAGE...]
 #
 # The boot test: boots systemd as PID 1 in a container (systemd-nspawn -b) whose root is an overlay of this machine's
 # root with the upper layer on a tmpfs, so nothing is written to the host, and with the Swift toolchain's directory
 # hidden under an empty tmpfs. A oneshot unit runs in-container.sh (install, first connection, login, a configuration
 # error, the user unit, upgrade, remove, purge) and then every checks.d/*.sh of this directory, and ends the container
 # with its exit status (SuccessAction=/FailureAction=exit). Needs root and systemd-nspawn; says why and exits 0
-# otherwise.
+# otherwise. EXTRA_PACKAGEs (the client packages) are copied to /usher-test/extra/ for the checks in checks.d/ that
+# install them.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 deb=$(realpath "$1")
@@ -40,6 +41,9 @@ mount -t overlay usher-boot-test-root -o "lowerdir=/,upperdir=$work/upper,workdi
 
 cp "$deb" "$work/test/usher.deb"
 cp "$upgrade" "$work/test/usher-upgrade.deb"
+mkdir -p "$work/test/extra"
+shift 2
+for extra in "$@"; do cp "$(realpath "$extra")" "$work/test/extra/"; done
 cp "$here/in-container.sh" "$work/test/"
 for check in "$here"/checks.d/*.sh; do
 	[ ! -e "$check" ] || cp "$check" "$work/test/checks.d/"

@@ -1,0 +1,305 @@
+"""The protocol, shared by :class:`usher.Client` and :class:`usher.AsyncClient`: framing, requests, answers.
+
+Each method of the protocol is a function here that returns a :class:`Call`: the method's name, its parameters
+(None values left out, so the daemon applies its defaults) and the function that turns its result into a typed
+object. The two clients only move bytes; what a method means lives in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+
+from .errors import ProtocolError, UsherError, error_from_wire
+from .types import (
+    ApiKey,
+    ApiKeyInfo,
+    Change,
+    Event,
+    Hello,
+    LeaseInfo,
+    LoginStart,
+    Logout,
+    Provider,
+    Refresh,
+    Registration,
+    Removal,
+    Seats,
+    Status,
+    Token,
+    User,
+    UserPage,
+)
+
+T = TypeVar("T")
+
+#: The longest line read from the daemon. ``list_users`` of a device with many users is one long line; this only
+#: bounds what a broken peer could make the client buffer.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One request: the method, its parameters, and how to read its result."""
+
+    method: str
+    params: Dict[str, Any]
+    parse: Callable[[Any], T]
+
+
+@dataclass(frozen=True)
+class Response:
+    """An answer line: ``result`` or ``error``, for the request with this ``id``."""
+
+    id: Any
+    result: Any
+    error: Optional[UsherError]
+
+
+def encode_request(request_id: int, method: str, params: Optional[Mapping[str, Any]]) -> bytes:
+    """The request as one line of JSON ending in a newline."""
+    if not isinstance(method, str) or not method:
+        raise ValueError("method must be a non-empty string")
+    request: Dict[str, Any] = {"id": request_id, "method": method}
+    if params:
+        request["params"] = dict(params)
+    # ensure_ascii keeps the line free of any byte the daemon could read as a line break.
+    return json.dumps(request, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def decode_line(line: bytes) -> Union[Response, Event]:
+    """An answer or an event from one line the daemon sent."""
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise ProtocolError(f"the daemon sent a line that is not JSON: {line[:200]!r}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(f"the daemon sent a line that is not an object: {line[:200]!r}")
+    if "event" in message:
+        return Event.from_wire(message)
+    if "error" in message:
+        return Response(message.get("id"), None, error_from_wire(message["error"]))
+    if "result" in message:
+        return Response(message.get("id"), message["result"], None)
+    raise ProtocolError(f"the daemon sent a line that is neither an answer nor an event: {line[:200]!r}")
+
+
+#: Errors after which the daemon closes the connection: a client must not send on it again.
+CLOSING_ERRORS = frozenset({"line_too_long", "too_many_connections"})
+
+
+def check_response(response: Response, request_id: int) -> Any:
+    """The result of the answer to request ``request_id``, or its error raised."""
+    if response.error is not None:
+        # An error with a null id is about the connection (too_many_connections, a line the daemon could not read):
+        # it is the answer this request gets.
+        if response.id is None or response.id == request_id:
+            raise response.error
+    if response.id != request_id:
+        raise ProtocolError(f"an answer to request {response.id!r} while waiting for {request_id}")
+    return response.result
+
+
+def params(**values: Any) -> Dict[str, Any]:
+    """The parameters that were given: None means "the daemon's default" and is left out."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def default_who() -> str:
+    """The name a lease is taken under when the caller gives none: the program's, as ``usher inhibit`` does."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name and name != "-c" else "python"
+
+
+def _object(result: Any) -> Mapping[str, Any]:
+    if not isinstance(result, dict):
+        raise ProtocolError(f"a result that is not an object: {result!r:.200}")
+    return result
+
+
+def _list(result: Any, key: str) -> List[Any]:
+    value = _object(result).get(key)
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ProtocolError(f"field {key!r} is not a list of objects")
+    return value
+
+
+def _raw(result: Any) -> Any:
+    return result
+
+
+# The methods, in the order of the table in docs/protocol.md.
+
+
+def hello() -> Call[Hello]:
+    return Call("hello", {}, lambda r: Hello.from_wire(_object(r)))
+
+
+def providers() -> Call[List[Provider]]:
+    return Call("providers", {}, lambda r: [Provider.from_wire(p) for p in _list(r, "providers")])
+
+
+def register(email: str, password: str, provider: Optional[str]) -> Call[Registration]:
+    return Call(
+        "register",
+        params(provider=provider, email=email, password=password),
+        lambda r: Registration.from_wire(_object(r)),
+    )
+
+
+def change_password(email: str, old_password: str, new_password: str, provider: Optional[str]) -> Call[Registration]:
+    return Call(
+        "change_password",
+        params(provider=provider, email=email, old_password=old_password, new_password=new_password),
+        lambda r: Registration.from_wire(_object(r)),
+    )
+
+
+def login(
+    credentials: Mapping[str, Any],
+    provider: Optional[str],
+    seat: Optional[str],
+    move: Optional[bool],
+    force: Optional[bool],
+) -> Call[Change]:
+    if not isinstance(credentials.get("type"), str):
+        raise ValueError('credentials need a "type" (email_password, anonymous, api_key, ...)')
+    return Call(
+        "login",
+        params(provider=provider, credentials=dict(credentials), seat=seat, move=move, force=force),
+        lambda r: Change.from_wire(_object(r)),
+    )
+
+
+def login_begin(type: Optional[str], provider: Optional[str], redirect_uri: Optional[str]) -> Call[LoginStart]:
+    return Call(
+        "login_begin",
+        params(provider=provider, type=type, redirect_uri=redirect_uri),
+        lambda r: LoginStart.from_wire(_object(r)),
+    )
+
+
+def login_wait(login_id: str, seat: Optional[str], move: Optional[bool], force: Optional[bool]) -> Call[Change]:
+    return Call(
+        "login_wait",
+        params(login_id=login_id, seat=seat, move=move, force=force),
+        lambda r: Change.from_wire(_object(r)),
+    )
+
+
+def current_user(seat: Optional[str]) -> Call[Optional[User]]:
+    return Call("current_user", params(seat=seat), lambda r: User.optional_from_wire(_object(r).get("user")))
+
+
+def list_users() -> Call[List[User]]:
+    return Call("list_users", {}, lambda r: [User.from_wire(u) for u in _list(r, "users")])
+
+
+def list_users_page(limit: int, after: Optional[str]) -> Call[UserPage]:
+    return Call("list_users", params(limit=limit, after=after), lambda r: UserPage.from_wire(_object(r)))
+
+
+def switch_user(
+    user_id: str,
+    seat: Optional[str],
+    move: Optional[bool],
+    force: Optional[bool],
+    if_generation: Optional[int],
+) -> Call[Change]:
+    return Call(
+        "switch_user",
+        params(user_id=user_id, if_generation=if_generation, seat=seat, move=move, force=force),
+        lambda r: Change.from_wire(_object(r)),
+    )
+
+
+def logout(user_id: Optional[str], seat: Optional[str], force: Optional[bool]) -> Call[Logout]:
+    return Call("logout", params(user_id=user_id, seat=seat, force=force), lambda r: Logout.from_wire(_object(r)))
+
+
+def remove_user(user_id: str, force: Optional[bool]) -> Call[Removal]:
+    return Call("remove_user", params(user_id=user_id, force=force), lambda r: Removal.from_wire(_object(r)))
+
+
+def access_token(min_valid: Optional[int], user_id: Optional[str], seat: Optional[str]) -> Call[Token]:
+    return Call(
+        "access_token",
+        params(user_id=user_id, seat=seat, min_valid=min_valid),
+        lambda r: Token.from_wire(_object(r)),
+    )
+
+
+def refresh(user_id: Optional[str], seat: Optional[str]) -> Call[Refresh]:
+    return Call("refresh", params(user_id=user_id, seat=seat), lambda r: Refresh.from_wire(_object(r)))
+
+
+def create_api_key(name: str, user_id: Optional[str]) -> Call[ApiKey]:
+    return Call("create_api_key", params(name=name, user_id=user_id), lambda r: ApiKey.from_wire(_object(r)))
+
+
+def list_api_keys(user_id: Optional[str]) -> Call[List[ApiKeyInfo]]:
+    return Call(
+        "list_api_keys",
+        params(user_id=user_id),
+        lambda r: [ApiKeyInfo.from_wire(k) for k in _list(r, "api_keys")],
+    )
+
+
+def delete_api_key(name: str, user_id: Optional[str]) -> Call[None]:
+    return Call("delete_api_key", params(name=name, user_id=user_id), lambda r: None)
+
+
+def jwks() -> Call[List[Dict[str, Any]]]:
+    return Call("jwks", {}, lambda r: [dict(k) for k in _list(r, "keys")])
+
+
+def subscribe(events: Optional[Sequence[str]], seats: Optional[Sequence[str]]) -> Call[Any]:
+    return Call(
+        "subscribe",
+        params(events=None if events is None else list(events), seats=None if seats is None else list(seats)),
+        _raw,
+    )
+
+
+def status() -> Call[Status]:
+    return Call("status", {}, lambda r: Status.from_wire(_object(r)))
+
+
+def list_seats() -> Call[Seats]:
+    return Call("list_seats", {}, lambda r: Seats.from_wire(_object(r)))
+
+
+def inhibit(why: str, who: Optional[str], mode: str, seat: Optional[str]) -> Call[Any]:
+    if mode not in ("block", "delay"):
+        raise ValueError('mode must be "block" or "delay"')
+    return Call("inhibit", params(seat=seat, mode=mode, who=who or default_who(), why=why), _object)
+
+
+def release(lease: str) -> Call[None]:
+    return Call("release", params(lease=lease), lambda r: None)
+
+
+def list_leases() -> Call[List[LeaseInfo]]:
+    return Call("list_leases", {}, lambda r: [LeaseInfo.from_wire(lease) for lease in _list(r, "leases")])
+
+
+def subscribed(result: Any) -> Tuple[int, List[str]]:
+    """The generation and event names of a ``subscribe`` answer."""
+    obj = _object(result)
+    generation = obj.get("generation")
+    names = obj.get("subscribed")
+    if not isinstance(generation, int) or not isinstance(names, list):
+        raise ProtocolError(f"a subscribe answer without generation or subscribed: {result!r:.200}")
+    return generation, [name for name in names if isinstance(name, str)]
+
+
+def lease_parts(result: Any) -> Tuple[str, str]:
+    """The lease id and seat of an ``inhibit`` answer."""
+    obj = _object(result)
+    lease, seat = obj.get("lease"), obj.get("seat")
+    if not isinstance(lease, str) or not isinstance(seat, str):
+        raise ProtocolError(f"an inhibit answer without lease or seat: {result!r:.200}")
+    return lease, seat

@@ -1,0 +1,369 @@
+"""The blocking client: :class:`Client`."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from types import TracebackType
+from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence, Set, Type, TypeVar
+
+from . import _protocol
+from ._connection import Connection, deadline_after
+from .discovery import SocketLocation, resolve_socket
+from .errors import Disconnected, ProtocolError
+from .lease import Lease
+from .subscription import Subscription
+from .types import (
+    ApiKey,
+    ApiKeyInfo,
+    Change,
+    Event,
+    Hello,
+    LeaseInfo,
+    LoginStart,
+    Logout,
+    Provider,
+    Refresh,
+    Registration,
+    Removal,
+    Seats,
+    Status,
+    Token,
+    User,
+    UserPage,
+)
+
+__all__ = ["Client", "Lease"]  # Lease is defined in .lease
+
+T = TypeVar("T")
+
+
+class Client:
+    """A blocking connection to usherd.
+
+    Every method sends one request and waits for its answer, raising the :class:`usher.UsherError` subclass of the
+    error code when the daemon refuses. One request at a time per client (calls from several threads take turns);
+    open one client per thread for parallel requests.
+
+    Args:
+        socket_path: the daemon's socket; by default found as ``usher`` finds it (``$USHER_SOCKET``, the per-user
+            daemon, the system daemon: see :func:`usher.resolve_socket`).
+        timeout: how long to wait for an answer, in seconds, as a guard against a daemon that hangs (None: no
+            limit). A request that runs out of time closes the connection (its answer would come later) and
+            raises ``TimeoutError``. Leave room for changes held back by delay leases (``leases.max_delay``).
+
+    Raises:
+        DaemonUnavailable: nothing answers at the socket path.
+    """
+
+    def __init__(self, socket_path: Optional[str] = None, *, timeout: Optional[float] = 60.0) -> None:
+        #: Where the daemon was found, and every path looked at.
+        self.location: SocketLocation = resolve_socket(socket_path)
+        self.timeout = timeout
+        self._lock = threading.RLock()
+        self._events: Deque[Event] = deque()
+        self._broken: Set[str] = set()
+        self._leases: Dict[str, Lease] = {}
+        self._connection: Optional[Connection] = Connection(self.location, timeout)
+
+    # Connection
+
+    def close(self) -> None:
+        """Closes the connection; the daemon releases every lease it held."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+            for lease in self._leases.values():
+                lease.released = True
+            self._leases.clear()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(
+        self, kind: Optional[Type[BaseException]], value: Optional[BaseException], trace: Optional[TracebackType]
+    ) -> None:
+        self.close()
+
+    def call(self, method: str, params: Optional[Mapping[str, Any]] = None) -> Any:
+        """Calls any method, including ones added after this version, and returns its ``result`` as parsed JSON.
+
+        Errors are raised as for the typed methods.
+        """
+        return self._request(_protocol.Call(method, dict(params or {}), lambda result: result))
+
+    def next_event(self, timeout: Optional[float] = None) -> Event:
+        """The next event sent to this connection: ``switch_pending`` and ``lease_broken`` reach a lease holder
+        without a subscription. (For the other events, use :meth:`subscribe`.) Raises ``TimeoutError`` after
+        ``timeout`` seconds, :class:`usher.Disconnected` when the daemon closed the connection."""
+        with self._lock:
+            if self._events:
+                return self._events.popleft()
+            connection = self._connection
+            if connection is None:
+                raise Disconnected("the client is closed")
+            deadline = deadline_after(timeout)
+            while True:
+                message = connection.read(deadline)
+                if isinstance(message, Event):
+                    self._note(message)
+                    return message
+                raise ProtocolError(f"an answer nobody asked for: {message!r:.200}")
+
+    def _request(self, call: _protocol.Call[T]) -> T:
+        with self._lock:
+            connection = self._usable_connection()
+            request_id = connection.next_id()
+            connection.send(_protocol.encode_request(request_id, call.method, call.params))
+            deadline = deadline_after(self.timeout)
+            while True:
+                try:
+                    message = connection.read(deadline)
+                except (TimeoutError, Disconnected):
+                    # The answer may still come later: the connection cannot be used for another request.
+                    self._lost_connection()
+                    raise
+                if isinstance(message, Event):
+                    self._events.append(message)
+                    self._note(message)
+                    continue
+                if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
+                    # The daemon closes the connection after this line (a moment later, so it may not look closed
+                    # yet): the next request must not be sent on it.
+                    self._lost_connection()
+                return call.parse(_protocol.check_response(message, request_id))
+
+    def _usable_connection(self) -> Connection:
+        """The connection, or a new one when the daemon closed it (a restart) and no lease was held on it."""
+        connection = self._connection
+        if connection is not None and not connection.peer_closed():
+            return connection
+        if connection is not None:
+            # Events it sent before closing (daemon_stopping, lease_broken) are kept for next_event.
+            while connection.has_line():
+                message = connection.read(None)
+                if isinstance(message, Event):
+                    self._events.append(message)
+                    self._note(message)
+        if self._leases:
+            self._lost_connection()
+            raise Disconnected("usherd closed the connection, and the leases held on it with it")
+        self._connection = Connection(self.location, self.timeout)
+        return self._connection
+
+    def _lost_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection = None
+        for lease in self._leases.values():
+            lease.released = True
+        self._leases.clear()
+
+    def _note(self, event: Event) -> None:
+        if event.name == "lease_broken" and isinstance(event.data.get("lease"), str):
+            self._broken.add(event.data["lease"])
+
+    def _lease_broken(self, lease_id: str) -> bool:
+        with self._lock:
+            connection = self._connection
+            if connection is not None:
+                connection.peer_closed()  # reads what has arrived, without waiting
+                while connection.has_line():
+                    message = connection.read(None)
+                    if isinstance(message, Event):
+                        self._events.append(message)
+                        self._note(message)
+            return lease_id in self._broken
+
+    def _release(self, lease: Lease) -> None:
+        with self._lock:
+            if self._leases.pop(lease.id, None) is None:
+                return
+            if self._connection is None or self._connection.peer_closed():
+                return  # the daemon released it with the connection
+            self._request(_protocol.release(lease.id))
+
+    # Methods: docs/protocol.md has every field and rule.
+
+    def hello(self) -> Hello:
+        """The daemon's version and what this caller may do (always allowed)."""
+        return self._request(_protocol.hello())
+
+    def providers(self) -> List[Provider]:
+        """The configured identity providers and the credential types each accepts."""
+        return self._request(_protocol.providers())
+
+    def register(self, email: str, password: str, *, provider: Optional[str] = None) -> Registration:
+        """Creates an email/password account at a local provider (permission ``manage``)."""
+        return self._request(_protocol.register(email, password, provider))
+
+    def change_password(
+        self, email: str, old_password: str, new_password: str, *, provider: Optional[str] = None
+    ) -> Registration:
+        """Sets a new password for an email/password account, given the current one."""
+        return self._request(_protocol.change_password(email, old_password, new_password, provider))
+
+    def login(
+        self,
+        credentials: Mapping[str, Any],
+        *,
+        provider: Optional[str] = None,
+        seat: Optional[str] = None,
+        move: Optional[bool] = None,
+        force: Optional[bool] = None,
+    ) -> Change:
+        """Logs in with any credentials (``{"type": ..., ...}``, as in docs/protocol.md); the user becomes active."""
+        return self._request(_protocol.login(credentials, provider, seat, move, force))
+
+    def login_anonymous(
+        self, *, provider: Optional[str] = None, seat: Optional[str] = None, move: Optional[bool] = None
+    ) -> Change:
+        """Logs in the provider's anonymous user (reused while it is logged in)."""
+        return self.login({"type": "anonymous"}, provider=provider, seat=seat, move=move)
+
+    def login_email(
+        self,
+        email: str,
+        password: str,
+        *,
+        provider: Optional[str] = None,
+        seat: Optional[str] = None,
+        move: Optional[bool] = None,
+    ) -> Change:
+        """Logs in with an email and password."""
+        credentials = {"type": "email_password", "email": email, "password": password}
+        return self.login(credentials, provider=provider, seat=seat, move=move)
+
+    def login_api_key(
+        self, key: str, *, provider: Optional[str] = None, seat: Optional[str] = None, move: Optional[bool] = None
+    ) -> Change:
+        """Logs in as the account that created the API key."""
+        return self.login({"type": "api_key", "key": key}, provider=provider, seat=seat, move=move)
+
+    def login_begin(
+        self, type: Optional[str] = None, *, provider: Optional[str] = None, redirect_uri: Optional[str] = None
+    ) -> LoginStart:
+        """Starts a browser (``authorization_code``, the default) or ``device_code`` login at an OpenID Connect
+        provider."""
+        return self._request(_protocol.login_begin(type, provider, redirect_uri))
+
+    def login_wait(
+        self, login_id: str, *, seat: Optional[str] = None, move: Optional[bool] = None, force: Optional[bool] = None
+    ) -> Change:
+        """Waits until a device login completes (``timeout`` must leave room for the person to approve it)."""
+        return self._request(_protocol.login_wait(login_id, seat, move, force))
+
+    def current_user(self, *, seat: Optional[str] = None) -> Optional[User]:
+        """The active user (of ``seat``, or of the caller's seat), or None when nobody is logged in."""
+        return self._request(_protocol.current_user(seat))
+
+    def list_users(self) -> List[User]:
+        """Every user on the device, logged in and logged out, in the order they were added."""
+        return self._request(_protocol.list_users())
+
+    def list_users_page(self, limit: int, after: Optional[str] = None) -> UserPage:
+        """One page of users: pass the page's ``next`` as ``after`` for the next one (see docs/protocol.md,
+        Paging)."""
+        return self._request(_protocol.list_users_page(limit, after))
+
+    def switch_user(
+        self,
+        user_id: str,
+        *,
+        seat: Optional[str] = None,
+        move: Optional[bool] = None,
+        force: Optional[bool] = None,
+        if_generation: Optional[int] = None,
+    ) -> Change:
+        """Makes a logged-in user active (``UserLoggedOut``, ``UserNotFound``, ``Inhibited``, ``Conflict``...)."""
+        return self._request(_protocol.switch_user(user_id, seat, move, force, if_generation))
+
+    def logout(
+        self, user_id: Optional[str] = None, *, seat: Optional[str] = None, force: Optional[bool] = None
+    ) -> Logout:
+        """Logs a user out (the active one by default); the user stays on the device (an anonymous one is removed)."""
+        return self._request(_protocol.logout(user_id, seat, force))
+
+    def remove_user(self, user_id: str, *, force: Optional[bool] = None) -> Removal:
+        """Deletes everything about a user from the device."""
+        return self._request(_protocol.remove_user(user_id, force))
+
+    def access_token(
+        self, min_valid: Optional[int] = None, *, user_id: Optional[str] = None, seat: Optional[str] = None
+    ) -> Token:
+        """An access token valid for at least ``min_valid`` seconds (the daemon's default: 60), refreshed first when
+        needed; the active user's unless ``user_id`` is given. ``NoActiveUser`` when nobody is logged in."""
+        return self._request(_protocol.access_token(min_valid, user_id, seat))
+
+    def refresh(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Refresh:
+        """Refreshes a user's access token now (at most about once a second per user)."""
+        return self._request(_protocol.refresh(user_id, seat))
+
+    def create_api_key(self, name: str, *, user_id: Optional[str] = None) -> ApiKey:
+        """Creates an API key for a local account's user; the key is in the answer only."""
+        return self._request(_protocol.create_api_key(name, user_id))
+
+    def list_api_keys(self, *, user_id: Optional[str] = None) -> List[ApiKeyInfo]:
+        """The user's API keys (names and dates, never the keys)."""
+        return self._request(_protocol.list_api_keys(user_id))
+
+    def delete_api_key(self, name: str, *, user_id: Optional[str] = None) -> None:
+        """Deletes an API key (``ApiKeyNotFound`` when there is none of that name)."""
+        self._request(_protocol.delete_api_key(name, user_id))
+
+    def jwks(self) -> List[Dict[str, Any]]:
+        """The public keys (JWK) that verify the local providers' access tokens."""
+        return self._request(_protocol.jwks())
+
+    def status(self) -> Status:
+        """The daemon's state and counters."""
+        return self._request(_protocol.status())
+
+    def list_seats(self) -> Seats:
+        """Every seat and its active user."""
+        return self._request(_protocol.list_seats())
+
+    def inhibit(self, why: str, *, who: Optional[str] = None, mode: str = "block", seat: Optional[str] = None) -> Lease:
+        """Takes a lease that holds the seat's active user in place; use it with ``with``.
+
+        Args:
+            why: for people: what the program is in the middle of ("card payment").
+            who: the holder's name; the program's name by default.
+            mode: ``block`` refuses changes (``Inhibited``), ``delay`` holds them back up to ``leases.max_delay``.
+            seat: the seat; the caller's seat by default.
+        """
+        with self._lock:
+            lease_id, lease_seat = _protocol.lease_parts(self._request(_protocol.inhibit(why, who, mode, seat)))
+            lease = Lease(self, lease_id, lease_seat, mode)
+            self._leases[lease_id] = lease
+            return lease
+
+    def release(self, lease: str) -> None:
+        """Releases a lease of this connection by its id (``LeaseNotFound`` for any other)."""
+        with self._lock:
+            held = self._leases.pop(lease, None)
+            if held is not None:
+                held.released = True
+            self._request(_protocol.release(lease))
+
+    def list_leases(self) -> List[LeaseInfo]:
+        """Every lease held on the device."""
+        return self._request(_protocol.list_leases())
+
+    def subscribe(
+        self,
+        events: Optional[Sequence[str]] = None,
+        *,
+        seats: Optional[Sequence[str]] = None,
+        reconnect: bool = True,
+    ) -> Subscription:
+        """Subscribes on a connection of its own and returns the events as an iterator (see :class:`Subscription`).
+
+        Args:
+            events: event names; every event by default.
+            seats: only events about these seats; every seat by default.
+            reconnect: when the daemon goes away (a restart), connect and subscribe again, and yield a
+                ``reconnected`` event; otherwise the iteration ends.
+        """
+        return Subscription(self.location, events, seats, reconnect=reconnect, timeout=self.timeout)

@@ -1,0 +1,357 @@
+"""The exceptions: one class per error code of the protocol.
+
+Every error the daemon answers with is raised as an instance of :class:`UsherError` whose ``code`` is the stable
+code from the wire (``docs/protocol.md``, "Error codes"). Each documented code has its own subclass, so a program
+can write ``except usher.UserNotFound:``; a code this version does not know yet (one a newer daemon added) is raised
+as :class:`UsherError` itself, with the code as sent.
+
+Three classes are the client's own and never sent by the daemon: :class:`DaemonUnavailable` (nothing answered on
+the socket path), :class:`Disconnected` (the daemon closed the connection) and :class:`ProtocolError` (the daemon sent
+something this client cannot read).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Type
+
+__all__ = [
+    "UsherError",
+    "DaemonUnavailable",
+    "ProtocolError",
+    "Disconnected",
+    "InvalidRequest",
+    "UnknownMethod",
+    "InvalidParams",
+    "LineTooLong",
+    "ProviderNotFound",
+    "UnsupportedCredentials",
+    "InvalidCredentials",
+    "AccountExists",
+    "RegistrationDisabled",
+    "UserNotFound",
+    "UserLoggedOut",
+    "NoActiveUser",
+    "Conflict",
+    "PermissionDenied",
+    "TooManyConnections",
+    "ApiKeyNotFound",
+    "ProviderRejected",
+    "ProviderUnavailable",
+    "InternalError",
+    "ProviderError",
+    "AccessDenied",
+    "ExpiredToken",
+    "ProviderMisconfigured",
+    "ShuttingDown",
+    "RateLimited",
+    "UserActiveElsewhere",
+    "Inhibited",
+    "SeatNotFound",
+    "LeaseNotFound",
+    "TooManyLeases",
+    "ERROR_CLASSES",
+    "error_from_wire",
+]
+
+
+class UsherError(Exception):
+    """An error answered by usherd, or met on the way to it.
+
+    Attributes:
+        code: the stable snake_case code (``"user_not_found"``); codes are never renamed.
+        message: the daemon's message, for people.
+        data: machine-readable details for the codes that have them (``rate_limited``: ``retry_after``), else an
+            empty dict.
+    """
+
+    #: The wire code of this class; the base class's is only a placeholder for codes this version does not know.
+    wire_code = ""
+
+    def __init__(self, code: str, message: str, data: Optional[Mapping[str, Any]] = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data: Dict[str, Any] = dict(data or {})
+
+
+class DaemonUnavailable(UsherError):
+    """Nothing answered: no daemon listens at the socket path (the client's own error, never on the wire).
+
+    ``tried`` lists every path that was looked at, as ``usher`` names them when it exits 3.
+    """
+
+    wire_code = "daemon_unavailable"
+
+    def __init__(self, message: str, tried: Sequence[str] = ()) -> None:
+        super().__init__(self.wire_code, message)
+        self.tried: List[str] = list(tried)
+
+
+class ProtocolError(UsherError):
+    """The daemon sent a line this client cannot read."""
+
+    wire_code = "protocol_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(self.wire_code, message)
+
+
+class Disconnected(UsherError):
+    """The daemon closed the connection (it stopped or restarted) before the answer came; the client's own error.
+
+    Leases held on that connection are gone with it. A client holding no lease connects again by itself at its
+    next request; a subscription made with ``reconnect=True`` subscribes again.
+    """
+
+    wire_code = "disconnected"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(self.wire_code, message)
+
+
+class InvalidRequest(UsherError):
+    """``invalid_request``: the line is not a JSON object, or ``method``/``id`` are malformed."""
+
+    wire_code = "invalid_request"
+
+
+class UnknownMethod(UsherError):
+    """``unknown_method``: no such method (an older daemon than the call expects)."""
+
+    wire_code = "unknown_method"
+
+
+class InvalidParams(UsherError):
+    """``invalid_params``: a parameter is missing, has the wrong type or is out of range (the message names it)."""
+
+    wire_code = "invalid_params"
+
+
+class LineTooLong(UsherError):
+    """``line_too_long``: the request exceeded ``limits.max_line_bytes``; the daemon closed the connection."""
+
+    wire_code = "line_too_long"
+
+
+class ProviderNotFound(UsherError):
+    """``provider_not_found``: no provider with that name."""
+
+    wire_code = "provider_not_found"
+
+
+class UnsupportedCredentials(UsherError):
+    """``unsupported_credentials``: the provider does not accept this credential type."""
+
+    wire_code = "unsupported_credentials"
+
+
+class InvalidCredentials(UsherError):
+    """``invalid_credentials``: a wrong email or password, an unknown API key, a token that fails a check."""
+
+    wire_code = "invalid_credentials"
+
+
+class AccountExists(UsherError):
+    """``account_exists``: ``register`` of an email that has an account."""
+
+    wire_code = "account_exists"
+
+
+class RegistrationDisabled(UsherError):
+    """``registration_disabled``: ``register`` is turned off for this provider."""
+
+    wire_code = "registration_disabled"
+
+
+class UserNotFound(UsherError):
+    """``user_not_found``: no such user on the device."""
+
+    wire_code = "user_not_found"
+
+
+class UserLoggedOut(UsherError):
+    """``user_logged_out``: the user is logged out (or its session just ended)."""
+
+    wire_code = "user_logged_out"
+
+
+class NoActiveUser(UsherError):
+    """``no_active_user``: the request needs an active user and nobody is logged in."""
+
+    wire_code = "no_active_user"
+
+
+class Conflict(UsherError):
+    """``conflict``: ``if_generation`` did not match the current generation; nothing changed."""
+
+    wire_code = "conflict"
+
+
+class PermissionDenied(UsherError):
+    """``permission_denied``: the caller lacks the permission the method needs (the message names it)."""
+
+    wire_code = "permission_denied"
+
+
+class TooManyConnections(UsherError):
+    """``too_many_connections``: the daemon, or this uid, has as many connections as it may."""
+
+    wire_code = "too_many_connections"
+
+
+class ApiKeyNotFound(UsherError):
+    """``api_key_not_found``: ``delete_api_key`` of a key that does not exist."""
+
+    wire_code = "api_key_not_found"
+
+
+class ProviderRejected(UsherError):
+    """``provider_rejected``: the provider refused a refresh with an HTTP 4xx and the stored token has expired."""
+
+    wire_code = "provider_rejected"
+
+
+class ProviderUnavailable(UsherError):
+    """``provider_unavailable``: the provider failed transiently; retry later."""
+
+    wire_code = "provider_unavailable"
+
+
+class InternalError(UsherError):
+    """``internal``: an unexpected failure inside the daemon; details are in its log."""
+
+    wire_code = "internal"
+
+
+class ProviderError(UsherError):
+    """``provider_error``: an OpenID Connect provider answered with an error or with something invalid."""
+
+    wire_code = "provider_error"
+
+
+class AccessDenied(UsherError):
+    """``access_denied``: the person declined the login at the provider (device flow)."""
+
+    wire_code = "access_denied"
+
+
+class ExpiredToken(UsherError):
+    """``expired_token``: ``login_wait`` of a device code that expired, or of no login under way."""
+
+    wire_code = "expired_token"
+
+
+class ProviderMisconfigured(UsherError):
+    """``provider_misconfigured``: the provider refused the daemon's own client configuration."""
+
+    wire_code = "provider_misconfigured"
+
+
+class ShuttingDown(UsherError):
+    """``shutting_down``: the daemon is stopping; retry once it is back."""
+
+    wire_code = "shutting_down"
+
+
+class RateLimited(UsherError):
+    """``rate_limited``: too many failed logins; :attr:`retry_after` says in how many seconds to try again."""
+
+    wire_code = "rate_limited"
+
+    @property
+    def retry_after(self) -> Optional[int]:
+        """Seconds to wait before the next attempt (``data.retry_after``)."""
+        value = self.data.get("retry_after")
+        return value if isinstance(value, int) else None
+
+
+class UserActiveElsewhere(UsherError):
+    """``user_active_elsewhere``: the user is active on another seat (:attr:`seat`); pass ``move=True``."""
+
+    wire_code = "user_active_elsewhere"
+
+    @property
+    def seat(self) -> Optional[str]:
+        """The seat the user is active on (``data.seat``)."""
+        value = self.data.get("seat")
+        return value if isinstance(value, str) else None
+
+
+class Inhibited(UsherError):
+    """``inhibited``: block leases hold the seat's active user in place; :attr:`holders` lists them."""
+
+    wire_code = "inhibited"
+
+    @property
+    def holders(self) -> List[Dict[str, Any]]:
+        """The leases in the way, as ``list_leases`` shows them (``data.holders``)."""
+        value = self.data.get("holders")
+        return [holder for holder in value if isinstance(holder, dict)] if isinstance(value, list) else []
+
+
+class SeatNotFound(UsherError):
+    """``seat_not_found``: the request names a seat the daemon does not know."""
+
+    wire_code = "seat_not_found"
+
+
+class LeaseNotFound(UsherError):
+    """``lease_not_found``: ``release`` of a lease this connection does not hold."""
+
+    wire_code = "lease_not_found"
+
+
+class TooManyLeases(UsherError):
+    """``too_many_leases``: the caller's uid holds ``leases.max_per_uid`` leases already."""
+
+    wire_code = "too_many_leases"
+
+
+#: Every wire code this version knows, and its class.
+ERROR_CLASSES: Dict[str, Type[UsherError]] = {
+    cls.wire_code: cls
+    for cls in (
+        InvalidRequest,
+        UnknownMethod,
+        InvalidParams,
+        LineTooLong,
+        ProviderNotFound,
+        UnsupportedCredentials,
+        InvalidCredentials,
+        AccountExists,
+        RegistrationDisabled,
+        UserNotFound,
+        UserLoggedOut,
+        NoActiveUser,
+        Conflict,
+        PermissionDenied,
+        TooManyConnections,
+        ApiKeyNotFound,
+        ProviderRejected,
+        ProviderUnavailable,
+        InternalError,
+        ProviderError,
+        AccessDenied,
+        ExpiredToken,
+        ProviderMisconfigured,
+        ShuttingDown,
+        RateLimited,
+        UserActiveElsewhere,
+        Inhibited,
+        SeatNotFound,
+        LeaseNotFound,
+        TooManyLeases,
+    )
+}
+
+
+def error_from_wire(error: Any) -> UsherError:
+    """The exception for an ``error`` object of a response: its code's class, or :class:`UsherError` for a code
+    this version does not know."""
+    if not isinstance(error, dict) or not isinstance(error.get("code"), str):
+        return ProtocolError(f"an error without a code: {error!r:.200}")
+    code: str = error["code"]
+    message = error.get("message")
+    data = error.get("data")
+    cls = ERROR_CLASSES.get(code, UsherError)
+    return cls(code, message if isinstance(message, str) else code, data if isinstance(data, dict) else None)

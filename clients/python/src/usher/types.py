@@ -1,0 +1,240 @@
+"""Typed results about users, accounts and tokens: a dataclass per object of the protocol (``docs/protocol.md``).
+
+Each is built from the daemon's JSON by its ``from_wire`` class method, which checks the types of the fields it
+reads and ignores fields it does not know (a newer daemon may add some). Times are timezone-aware
+:class:`datetime.datetime` objects in UTC. Secrets (access tokens, API keys) are left out of ``repr()``, so that
+logging a result never logs a secret. The daemon's, seats' and events' types are in ``daemon_types`` and exported
+here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, List, Mapping, Optional
+
+from ._wire import _get, _time, _object, _objects
+from .daemon_types import *  # noqa: F401,F403 (exported here too)
+from .daemon_types import __all__ as _daemon_names
+
+__all__ = [
+    "Registration",
+    "User",
+    "Change",
+    "UserPage",
+    "Logout",
+    "Removal",
+    "Token",
+    "Refresh",
+    "ApiKey",
+    "ApiKeyInfo",
+    *_daemon_names,
+]
+
+
+@dataclass(frozen=True)
+class Registration:
+    """The answer to ``register`` and ``change_password``: the account's provider and (normalised) email."""
+
+    provider: str
+    email: str
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Registration":
+        return cls(provider=_get(obj, "provider", str), email=_get(obj, "email", str))
+
+
+@dataclass(frozen=True)
+class User:
+    """A user on the device (the user object of ``docs/protocol.md``)."""
+
+    id: str
+    provider: str
+    #: The credential type of the last login (``email_password``, ``anonymous``, ``api_key``, ...).
+    kind: str
+    email: Optional[str]
+    name: Optional[str]
+    #: ``logged_in`` or ``logged_out`` (``removed`` only in the answer to the logout of an anonymous user).
+    state: str
+    #: Whether the user is active (on any seat).
+    active: bool
+    created_at: Optional[datetime]
+    last_login_at: Optional[datetime]
+    last_active_at: Optional[datetime]
+    access_token_expires_at: Optional[datetime]
+    refresh_token_expires_at: Optional[datetime]
+    #: ``fresh``, ``refreshing``, ``retrying`` or ``none``.
+    token_state: str
+    next_refresh_at: Optional[datetime]
+    retry_at: Optional[datetime]
+    last_refresh_error: Optional[str]
+
+    @property
+    def logged_in(self) -> bool:
+        """Whether the user is logged in."""
+        return self.state == "logged_in"
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "User":
+        return cls(
+            id=_get(obj, "id", str),
+            provider=_get(obj, "provider", str),
+            kind=_get(obj, "kind", str),
+            email=_get(obj, "email", str, optional=True),
+            name=_get(obj, "name", str, optional=True),
+            state=_get(obj, "state", str),
+            active=_get(obj, "active", bool),
+            created_at=_time(obj, "created_at"),
+            last_login_at=_time(obj, "last_login_at"),
+            last_active_at=_time(obj, "last_active_at"),
+            access_token_expires_at=_time(obj, "access_token_expires_at"),
+            refresh_token_expires_at=_time(obj, "refresh_token_expires_at"),
+            token_state=_get(obj, "token_state", str),
+            next_refresh_at=_time(obj, "next_refresh_at"),
+            retry_at=_time(obj, "retry_at"),
+            last_refresh_error=_get(obj, "last_refresh_error", str, optional=True),
+        )
+
+    @classmethod
+    def optional_from_wire(cls, value: Any) -> Optional["User"]:
+        """A user, or None for JSON ``null``."""
+        return None if value is None else cls.from_wire(_get({"user": value}, "user", dict))
+
+
+@dataclass(frozen=True)
+class Change:
+    """The answer to ``login``, ``login_wait`` and ``switch_user``: the user, now active, and the new generation."""
+
+    generation: int
+    user: User
+    #: Where the user is active after the change; None on a device that does not name seats.
+    seat: Optional[str]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Change":
+        return cls(
+            generation=_get(obj, "generation", int),
+            user=User.from_wire(_object(obj, "user")),
+            seat=_get(obj, "seat", str, optional=True),
+        )
+
+
+@dataclass(frozen=True)
+class UserPage:
+    """One page of ``list_users`` with a ``limit``; pass :attr:`next` as ``after`` for the page after it."""
+
+    generation: int
+    users: List[User]
+    #: The cursor of the next page; None on the last page.
+    next: Optional[str]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "UserPage":
+        return cls(
+            generation=_get(obj, "generation", int),
+            users=[User.from_wire(user) for user in _objects(obj, "users")],
+            next=_get(obj, "next", str, optional=True),
+        )
+
+
+@dataclass(frozen=True)
+class Logout:
+    """The answer to ``logout``."""
+
+    generation: int
+    user: User
+    #: Whether the provider confirmed that it revoked the session.
+    revoked: bool
+    #: Where the user was active until then; None when nowhere or on a device that does not name seats.
+    seat: Optional[str]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Logout":
+        return cls(
+            generation=_get(obj, "generation", int),
+            user=User.from_wire(_object(obj, "user")),
+            revoked=_get(obj, "revoked", bool),
+            seat=_get(obj, "seat", str, optional=True),
+        )
+
+
+@dataclass(frozen=True)
+class Removal:
+    """The answer to ``remove_user``."""
+
+    generation: int
+    user_id: str
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Removal":
+        return cls(generation=_get(obj, "generation", int), user_id=_get(obj, "user_id", str))
+
+
+@dataclass(frozen=True)
+class Token:
+    """An access token (``access_token``). ``repr()`` leaves the token out."""
+
+    user_id: str
+    access_token: str = field(repr=False)
+    token_type: str
+    expires_at: Optional[datetime]
+    #: Whole seconds the token stays valid, rounded down, when it was handed out.
+    expires_in: int
+
+    @property
+    def authorization(self) -> str:
+        """The value of an HTTP ``Authorization`` header: ``Bearer <token>``."""
+        return f"{self.token_type} {self.access_token}"
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Token":
+        return cls(
+            user_id=_get(obj, "user_id", str),
+            access_token=_get(obj, "access_token", str),
+            token_type=_get(obj, "token_type", str),
+            expires_at=_time(obj, "expires_at", optional=False),
+            expires_in=_get(obj, "expires_in", int),
+        )
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """The answer to ``refresh``."""
+
+    user_id: str
+    access_token_expires_at: Optional[datetime]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Refresh":
+        return cls(user_id=_get(obj, "user_id", str), access_token_expires_at=_time(obj, "access_token_expires_at"))
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A new API key (``create_api_key``): :attr:`key` is shown only here. ``repr()`` leaves the key out."""
+
+    user_id: str
+    name: str
+    key: str = field(repr=False)
+    created_at: Optional[datetime]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "ApiKey":
+        return cls(
+            user_id=_get(obj, "user_id", str),
+            name=_get(obj, "name", str),
+            key=_get(obj, "key", str),
+            created_at=_time(obj, "created_at"),
+        )
+
+
+@dataclass(frozen=True)
+class ApiKeyInfo:
+    """An API key as ``list_api_keys`` shows it (without the key)."""
+
+    name: str
+    created_at: Optional[datetime]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "ApiKeyInfo":
+        return cls(name=_get(obj, "name", str), created_at=_time(obj, "created_at"))
