@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* libFuzzer over everything that reads the daemon's bytes: a line as an answer or an event, and an answer's result as
  * each result type the library decodes (user, user list, seat, token expiry). Run by make test for a bounded number
  * of runs; longer: make -C clients/c test-fuzz FUZZ_RUNS=-1. */

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 #ifndef USHER_H
 #define USHER_H
 

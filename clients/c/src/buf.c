@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* The JSON we write. Requests are built here rather than with json-c: a login's request holds a password, and json-c
  * would copy it into memory it frees without zeroing. Every byte of this buffer is zeroed when it is freed. */
 #include <stdlib.h>

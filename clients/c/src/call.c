@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* One request and its answer; the daemon's errors as negative errno values. */
 #include <errno.h>
 #include <poll.h>

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Finding the daemon, connecting, and the handle's life. */
 #include <errno.h>
 #include <fcntl.h>

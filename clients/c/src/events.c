@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Events, for the caller's own main loop: usher_get_fd() and usher_get_events() say what to poll for,
  * usher_process() reads what is there without blocking and hands out the events. */
 #include <errno.h>

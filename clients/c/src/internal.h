@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* What the library's files share; nothing here is exported (libusher.sym lists what is). */
 #ifndef USHER_INTERNAL_H
 #define USHER_INTERNAL_H

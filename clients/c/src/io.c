@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Bytes on the socket: a non-blocking descriptor, reads into one bounded buffer, writes that survive partial writes,
  * EINTR and EAGAIN, and never raise SIGPIPE. */
 #include <errno.h>

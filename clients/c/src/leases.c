@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Seats and leases. */
 #include <errno.h>
 #include <stdlib.h>

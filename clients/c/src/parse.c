@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Reading the daemon's lines: json-c parses, this checks the shape of the protocol (fuzzed by fuzz/fuzz-parse.c). */
 #include <errno.h>
 #include <limits.h>

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Access tokens. */
 #include <errno.h>
 #include <stdlib.h>

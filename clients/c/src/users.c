@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Users: login, register, list, current, switch, logout, remove. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* What the C tests share: checks that say where and what failed, and a hang guard for waiting. */
 #ifndef USHER_TEST_CHECK_H
 #define USHER_TEST_CHECK_H

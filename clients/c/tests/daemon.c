@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* The real usherd for a test: $USHER_BIN/usherd on a temporary socket and state directory. */
 #ifndef USHER_TEST_DAEMON_H
 #define USHER_TEST_DAEMON_H

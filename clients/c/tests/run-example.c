@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* run-example PROGRAM: runs a documented example (docs/c-library.md) against the real usherd, found through
  * USHER_SOCKET as a user's program finds it, twice (the second time Ann's account exists already), and checks what
  * it printed: the users, the switch seen as an event, a token (never printed itself), a lease. */

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* Every synchronous function of libusher against the real usherd: what a program sees, answers and errors. */
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* What libusher does with a peer that does not behave like usherd: a scripted server on a socket of the test's own
  * answers each request with what a case gives, split, late, overlong, malformed, or not at all. Nothing here may
  * crash, hang past the call's timeout, or raise SIGPIPE. */

@@ -1,4 +1,3 @@
-/* SPDX-License-Identifier: MIT */
 /* The event API driven by a poll(2) loop, as a program's own main loop would drive it, against the real usherd. */
 #include <pthread.h>
 #include <signal.h>
