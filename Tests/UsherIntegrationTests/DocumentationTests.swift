@@ -14,6 +14,8 @@ import UsherTestSupport
 /// - `toml`: a whole configuration; usherd must start with it.
 /// - `json`: every line is one JSON value.
 /// - `swift`: the code must appear, as it is, in `ClientExampleTests.swift`, which compiles and runs it.
+/// - `c`: a whole program, on the line after `<!-- example: NAME.c -->`, with NAME in the `EXAMPLES` of
+///   clients/c/Makefile: `make test-libusher` takes it from the page, compiles it and runs it against usherd.
 /// - `text`: output, pictures and commands that change the host (installing, `systemctl`); not run.
 @Suite(.integrationHangGuard)
 struct DocumentationTests {
@@ -62,7 +64,23 @@ struct DocumentationTests {
         let blocks = try Self.blocks()
         #expect(blocks.count > 10)
         for block in blocks {
-            #expect(["sh", "toml", "json", "swift", "text"].contains(block.language), "\(block): say what it is")
+            #expect(["sh", "toml", "json", "swift", "text", "c"].contains(block.language), "\(block): say what it is")
+        }
+    }
+
+    @Test func cExamplesAreRunByTheCTests() throws {
+        let makefile = try String(contentsOf: Self.root.appendingPathComponent("clients/c/Makefile"), encoding: .utf8)
+        let examples = makefile.split(separator: "\n").first { $0.hasPrefix("EXAMPLES := ") }?
+            .dropFirst("EXAMPLES := ".count).split(separator: " ").map(String.init)
+        for block in try Self.blocks() where block.language == "c" {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(block.file), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let marker = block.line >= 2 ? String(lines[block.line - 2]) : ""
+            let prefix = "<!-- example: "
+            let suffix = ".c -->"
+            #expect(marker.hasPrefix(prefix) && marker.hasSuffix(suffix), "\(block): no example line before it")
+            let name = String(marker.dropFirst(prefix.count).dropLast(suffix.count))
+            #expect(examples?.contains(name) == true, "\(block): \(name) is not in clients/c/Makefile's EXAMPLES")
         }
     }
 
