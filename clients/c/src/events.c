@@ -113,6 +113,9 @@ _public_ int usher_process(usher_t *u) {
                 return -EINVAL;
         if (u->in_call)
                 return -EBUSY;
+        /* Events queued before the connection closed are still handed out; after them, -ENOTCONN. */
+        if (u->fd < 0 && !u->events_head)
+                return -ENOTCONN;
         int r = read_available(u);
         int handled = 0;
         while (u->handler && u->events_head) {
@@ -135,6 +138,8 @@ _public_ int usher_next_event(usher_t *u, usher_event **ret) {
         if (u->in_call)
                 return -EBUSY;
         if (!u->events_head) {
+                if (u->fd < 0)
+                        return -ENOTCONN;
                 int r = read_available(u);
                 if (r < 0 && !u->events_head)
                         return r;

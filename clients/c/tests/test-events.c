@@ -197,6 +197,9 @@ static void daemon_stopping(struct test_daemon *d) {
         CHECK(r == -ECONNRESET);
         CHECK(has_event(&seen, "daemon_stopping", NULL));
         CHECK(usher_get_fd(watcher) == -ENOTCONN);
+        CHECK(usher_process(watcher) == -ENOTCONN);
+        usher_event *event = NULL;
+        CHECK(usher_next_event(watcher, &event) == -ENOTCONN);
         CHECK(usher_call(watcher, "hello", NULL, NULL) == -ENOTCONN);
         usher_unref(watcher);
         daemon_stop(d);
