@@ -98,12 +98,14 @@ int call_method(usher_t *u, const char *method, struct buf *params, struct messa
 int handle_unsolicited(usher_t *u, struct message *m);
 void event_enqueue(usher_t *u, usher_event *event);
 
+/* At the start of every call: the last call's error is forgotten, whatever this one's outcome. */
 #define CHECK_HANDLE(u)                         \
         do {                                    \
                 if (!(u))                       \
                         return -EINVAL;         \
                 if ((u)->in_call)               \
                         return -EBUSY;          \
+                error_clear(u);                 \
                 if ((u)->fd < 0)                \
                         return -ENOTCONN;       \
         } while (0)
