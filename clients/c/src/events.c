@@ -47,6 +47,12 @@ static usher_event *event_dequeue(usher_t *u) {
         return event;
 }
 
+/* Whether usher_process() has something to hand out without the descriptor being readable: events queued during a
+ * call, or complete lines that a call's last read brought in after its answer. */
+static bool pending(usher_t *u) {
+        return u->events_head || (u->rlen > 0 && memchr(u->rbuf, '\n', u->rlen));
+}
+
 _public_ int usher_subscribe(usher_t *u, const char *const *events, const char *const *seats) {
         CHECK_HANDLE(u);
         struct buf params = {0};
@@ -156,13 +162,14 @@ _public_ int usher_set_event_callback(usher_t *u, usher_event_handler_t handler,
         return 0;
 }
 
-/* What to pass poll() as the timeout: 0 while events are queued (they came in with a call's answer, so the
+/* What to pass poll() as the timeout: 0 while events are pending (they came in with a call's answer, so the
  * descriptor will not say so), else UINT64_MAX (no timeout of the library's own). */
 _public_ int usher_get_timeout(usher_t *u, uint64_t *ret_usec) {
         if (!u || !ret_usec)
                 return -EINVAL;
-        *ret_usec = u->events_head ? 0 : UINT64_MAX;
-        return u->events_head ? 1 : 0;
+        bool now = pending(u);
+        *ret_usec = now ? 0 : UINT64_MAX;
+        return now ? 1 : 0;
 }
 
 /* Blocks until an event is queued or the descriptor is readable, at most timeout_usec (UINT64_MAX: no limit).
@@ -170,7 +177,7 @@ _public_ int usher_get_timeout(usher_t *u, uint64_t *ret_usec) {
 _public_ int usher_wait(usher_t *u, uint64_t timeout_usec) {
         if (!u)
                 return -EINVAL;
-        if (u->events_head)
+        if (pending(u))
                 return 1;
         if (u->fd < 0)
                 return -ENOTCONN;

@@ -6,7 +6,7 @@
 
 struct test_daemon {
         pid_t pid;
-        int pidfd;
+        int pidfd; /* readable (POLLHUP) once the daemon exited */
         char dir[64];
         char socket[96];
 };

@@ -163,6 +163,28 @@ int main(void) {
         CHECK_STR(result, "{\"ok\":true}");
         free(result);
 
+        test_step("an event read with a call's answer is pending: usher_get_timeout says so, usher_next_event has it");
+        {
+                struct server s = {0};
+                server_start(&s, ANSWER,
+                             "{\"id\":%ID%,\"result\":{}}\n{\"event\":\"x\",\"generation\":1,\"data\":{}}\n");
+                usher_t *u = NULL;
+                CHECK(usher_open_path(&u, s.path) == 0);
+                CHECK(usher_call(u, "hello", NULL, NULL) == 0);
+                uint64_t usec = 1;
+                /* Both lines came in one read: the event is in the buffer, and the descriptor has nothing more. */
+                if (usher_wait(u, 0) == 1 && usher_get_timeout(u, &usec) == 1)
+                        CHECK(usec == 0);
+                usher_event *event = NULL;
+                CHECK(usher_next_event(u, &event) == 1);
+                CHECK_STR(event->name, "x");
+                CHECK(event->generation == 1);
+                usher_event_free(event);
+                CHECK(usher_get_timeout(u, &usec) == 0 && usec == UINT64_MAX);
+                usher_unref(u);
+                server_stop(&s);
+        }
+
         test_step("a daemon's error: its code, message and data");
         {
                 struct server s = {0};
