@@ -205,6 +205,22 @@ static void users(const struct test_daemon *d) {
         CHECK_STR(list[0]->id, anonymous_id);
         usher_user_list_free(list);
 
+        test_step("the password is nowhere in the daemon's log");
+        char log_path[128];
+        snprintf(log_path, sizeof(log_path), "%s/usherd.log", d->dir);
+        FILE *log = fopen(log_path, "r");
+        CHECK(log);
+        char *line = NULL;
+        size_t cap = 0;
+        size_t lines = 0;
+        while (getline(&line, &cap, log) > 0) {
+                lines++;
+                CHECK(!strstr(line, "correct horse"));
+        }
+        CHECK(lines > 0);
+        free(line);
+        fclose(log);
+
         free(anonymous_id);
         free(ann_id);
         usher_unref(u);
