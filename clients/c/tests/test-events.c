@@ -220,7 +220,9 @@ static void daemon_stopping(struct test_daemon *d) {
 int main(void) {
         fprintf(stderr, "test-events\n");
         struct test_daemon d;
-        daemon_start(&d, NULL);
+        /* The longest delay a lease may give: the switch in delay_lease waits for the release, however slow the
+         * machine, rather than for the deadline. */
+        daemon_start(&d, "[leases]\nmax_delay = \"60s\"\n");
         subscribe_and_poll(&d);
         filtered(&d);
         delay_lease(&d);
