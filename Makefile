@@ -200,7 +200,7 @@ install: deps man completions libusher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/usher $(DESTDIR)$(BASHCOMPDIR)/usher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/_usher $(DESTDIR)$(ZSHCOMPDIR)/_usher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/usher.fish $(DESTDIR)$(FISHCOMPDIR)/usher.fish
-	$(MAKE) -C clients/c install O=$(CURDIR)/.build/libusher DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C clients/c install O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# Never overwrite a configuration someone edited.
 	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
 	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
@@ -218,7 +218,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man1/usher.1 $(DESTDIR)$(MANDIR)/man8/usherd.8 $(DESTDIR)$(MANDIR)/man5/usherd.toml.5
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/usher $(DESTDIR)$(ZSHCOMPDIR)/_usher $(DESTDIR)$(FISHCOMPDIR)/usher.fish
 	rm -rf $(DESTDIR)$(DOCDIR)
-	$(MAKE) -C clients/c uninstall O=$(CURDIR)/.build/libusher DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C clients/c uninstall O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# The configuration stays unless it is the untouched sample.
 	if cmp -s config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; rmdir $(DESTDIR)$(SYSCONFDIR)/usher 2>/dev/null || true; \
