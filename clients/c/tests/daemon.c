@@ -112,6 +112,10 @@ void daemon_start(struct test_daemon *d, const char *extra_config) {
                       "--log-level", "debug", (char *) NULL);
                 _exit(127);
         }
+        /* Stopped at exit from here on, whatever check fails next. */
+        static int registered;
+        if (!registered++)
+                atexit(stop_all);
         close(alive[1]);
         d->pidfd = alive[0];
         for (size_t i = 0; i < sizeof(running) / sizeof(running[0]); i++)
@@ -119,9 +123,6 @@ void daemon_start(struct test_daemon *d, const char *extra_config) {
                         running[i] = d;
                         break;
                 }
-        static int registered;
-        if (!registered++)
-                atexit(stop_all);
         for (;;) {
                 int r = wait_readable(listener, d->pidfd, HANG_GUARD_SECONDS * 1000);
                 if (r <= 0) {
