@@ -3,6 +3,9 @@
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
 #   make test-python [USHER_BIN=DIR]   the Python package's mypy --strict and pytest tests, against DIR/usherd
+#   make libusher        the C client library (clients/c, docs/c-library.md) into .build/libusher
+#   make test-libusher   its C tests against the usherd in USHER_BIN (default: .build/debug), plain, under ASan+UBSan
+#               and valgrind, its documented examples, and a bounded fuzz run
 #   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README,
 #               manual pages (usher.1, usherd.8, usherd.toml.5), bash/zsh/fish completions
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
@@ -25,9 +28,13 @@ BIN := $(CURDIR)/.build/debug
 
 # What the build needs (Debian packages): SQLite headers for GRDB, libsystemd for sd_notify and sd-login.
 BUILD_APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
+# libusher, the C client library: json-c parses the daemon's answers.
+BUILD_APT_PACKAGES += libjson-c-dev
 # What only the tests need: socat for the by-hand examples, systemd for systemd-analyze and systemd-socket-activate,
 # and Python with venv for the OpenID Connect test servers.
 TEST_APT_PACKAGES := socat systemd python3 python3-venv
+# libusher's tests: valgrind for leaks, GLib for the GLib example (the fuzzer uses the Swift toolchain's clang).
+TEST_APT_PACKAGES += valgrind libglib2.0-dev
 
 # The real OpenID Connect servers the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI,
 # and idpyoidc for token exchange (RFC 8693), which django-oauth-toolkit lacks. oauthlib is pinned: 4.0.1 breaks
@@ -76,8 +83,9 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
+.PHONY: libusher test-libusher
 
-all: build
+all: build libusher
 
 # Installs the Debian packages named in $(1) that are missing.
 define apt_install
@@ -136,6 +144,7 @@ test: test-deps lint
 	$(SWIFT) build --build-tests
 	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
 	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory test-libusher
 
 # The Python package (clients/python): mypy --strict on it and its example, then its pytest tests against the real
 # usherd in USHER_BIN (this repository's debug build by default; USHER_BIN=/some/bin tests other binaries). The tests
@@ -144,6 +153,15 @@ USHER_BIN ?= $(BIN)
 test-python: test-deps
 	cd clients/python && $(TEST_PYTHON) -m mypy --strict src/usher examples
 	cd clients/python && USHER_BIN=$(USHER_BIN) $(TEST_PYTHON) -m pytest -p no:cacheprovider
+
+# libusher, the C client library (clients/c/Makefile builds and tests it). Its tests start the usherd in USHER_BIN:
+# this repository's debug build by default, or prebuilt binaries (make test-libusher USHER_BIN=/path/to/bin).
+LIBUSHER_BUILD := $(CURDIR)/.build/libusher
+libusher: deps
+	$(MAKE) -C clients/c O=$(LIBUSHER_BUILD)
+
+test-libusher: test-deps libusher
+	$(MAKE) -C clients/c test O=$(LIBUSHER_BUILD) USHER_BIN=$(USHER_BIN)
 
 # The manual pages: usher(1) generated from the release binary's own help by swift-argument-parser's generate-manual
 # (the tool behind its manual plug-in), usherd.toml(5) from the documented sample configuration, usherd(8) written.
@@ -172,7 +190,7 @@ completions: deps
 	.build/release/usher --generate-completion-script zsh > $(COMPLETIONS_BUILD)/_usher
 	.build/release/usher --generate-completion-script fish > $(COMPLETIONS_BUILD)/usher.fish
 
-install: deps man completions
+install: deps man completions libusher
 	$(RELEASE_BUILD) --product usherd
 	$(RELEASE_BUILD) --product usher
 	@# Stripped; the debug information goes to $(DEBUGDIR)/.build-id/ (the -dbgsym package in make deb).
@@ -195,6 +213,7 @@ install: deps man completions
 	install -D -m 0644 $(COMPLETIONS_BUILD)/usher $(DESTDIR)$(BASHCOMPDIR)/usher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/_usher $(DESTDIR)$(ZSHCOMPDIR)/_usher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/usher.fish $(DESTDIR)$(FISHCOMPDIR)/usher.fish
+	$(MAKE) -C clients/c install O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# Never overwrite a configuration someone edited.
 	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
 	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
@@ -212,6 +231,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man1/usher.1 $(DESTDIR)$(MANDIR)/man8/usherd.8 $(DESTDIR)$(MANDIR)/man5/usherd.toml.5
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/usher $(DESTDIR)$(ZSHCOMPDIR)/_usher $(DESTDIR)$(FISHCOMPDIR)/usher.fish
 	rm -rf $(DESTDIR)$(DOCDIR)
+	$(MAKE) -C clients/c uninstall O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# The configuration stays unless it is the untouched sample.
 	if cmp -s config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; rmdir $(DESTDIR)$(SYSCONFDIR)/usher 2>/dev/null || true; \
@@ -223,12 +243,16 @@ deb: deps
 	$(call apt_install,$(DEB_APT_PACKAGES))
 	rm -rf $(DEB_DIR)/stage
 	$(MAKE) install DESTDIR=$(DEB_DIR)/stage PREFIX=/usr SYSCONFDIR=/etc
+	@# libusher0 and libusher-dev take the C library's files out of the stage (as dh_install from debian/tmp).
+	packaging/build-deb-libusher.sh $(DEB_DIR)/stage $(DEB_VERSION) $(DEB_OUT)
 	packaging/build-deb.sh $(DEB_DIR)/stage $(DEB_VERSION) $(DEB_OUT)
 	@# Errors fail the build; the warnings kept, and why, are listed in docs/install.md.
 	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error $(DEB_OUT)/usher_$(DEB_VERSION)_$(DEB_ARCH).deb
 	@# The Python package (clients/python): python3-usher_VERSION_all.deb, lintian clean.
 	DEB_DIR=$(DEB_DIR) packaging/build-deb-python.sh $(DEB_VERSION) $(DEB_OUT)
 	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error,warning $(DEB_OUT)/python3-usher_$(DEB_VERSION)_all.deb
+	[ "$(DEB_LINTIAN)" != yes ] || lintian --fail-on error,warning $(DEB_OUT)/libusher0_$(DEB_VERSION)_$(DEB_ARCH).deb \
+	  $(DEB_OUT)/libusher-dev_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 # The installed binaries with the Swift toolchain made invisible (a private mount namespace, an empty tmpfs over it).
 test-static:

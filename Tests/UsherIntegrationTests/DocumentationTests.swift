@@ -16,6 +16,8 @@ import UsherTestSupport
 /// - `swift`: the code must appear, as it is, in `ClientExampleTests.swift`, which compiles and runs it.
 /// - `python`: the whole of a script in `clients/python/examples/`, which `make test-python` runs (its
 ///   `tests/test_example.py` checks that the two are the same).
+/// - `c`: a whole program, on the line after `<!-- example: NAME.c -->`, with NAME in the `EXAMPLES` of
+///   clients/c/Makefile: `make test-libusher` takes it from the page, compiles it and runs it against usherd.
 /// - `text`: output, pictures and commands that change the host (installing, `systemctl`); not run.
 @Suite(.integrationHangGuard)
 struct DocumentationTests {
@@ -65,9 +67,25 @@ struct DocumentationTests {
         #expect(blocks.count > 10)
         for block in blocks {
             #expect(
-                ["sh", "toml", "json", "swift", "python", "text"].contains(block.language),
+                ["sh", "toml", "json", "swift", "python", "c", "text"].contains(block.language),
                 "\(block): say what it is"
             )
+        }
+    }
+
+    @Test func cExamplesAreRunByTheCTests() throws {
+        let makefile = try String(contentsOf: Self.root.appendingPathComponent("clients/c/Makefile"), encoding: .utf8)
+        let examples = makefile.split(separator: "\n").first { $0.hasPrefix("EXAMPLES := ") }?
+            .dropFirst("EXAMPLES := ".count).split(separator: " ").map(String.init)
+        for block in try Self.blocks() where block.language == "c" {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(block.file), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let marker = block.line >= 2 ? String(lines[block.line - 2]) : ""
+            let prefix = "<!-- example: "
+            let suffix = ".c -->"
+            #expect(marker.hasPrefix(prefix) && marker.hasSuffix(suffix), "\(block): no example line before it")
+            let name = String(marker.dropFirst(prefix.count).dropLast(suffix.count))
+            #expect(examples?.contains(name) == true, "\(block): \(name) is not in clients/c/Makefile's EXAMPLES")
         }
     }
 

@@ -44,6 +44,11 @@ cp "$upgrade" "$work/test/usher-upgrade.deb"
 mkdir -p "$work/test/extra"
 shift 2
 for extra in "$@"; do cp "$(realpath "$extra")" "$work/test/extra/"; done
+# The C library's packages of the same version, built beside it by make deb (checks.d/libusher.sh installs them).
+version=$(dpkg-deb -f "$deb" Version)
+for library in "$(dirname "$deb")"/libusher0_"$version"_*.deb "$(dirname "$deb")"/libusher-dev_"$version"_*.deb; do
+	[ ! -e "$library" ] || cp "$library" "$work/test/"
+done
 cp "$here/in-container.sh" "$work/test/"
 for check in "$here"/checks.d/*.sh; do
 	[ ! -e "$check" ] || cp "$check" "$work/test/checks.d/"

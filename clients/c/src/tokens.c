@@ -1,0 +1,49 @@
+/* Access tokens. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+_public_ void usher_secret_free(char *secret) {
+        if (!secret)
+                return;
+        explicit_bzero(secret, strlen(secret));
+        free(secret);
+}
+
+/* The seat's active user's access token, valid for at least min_valid seconds (the daemon refreshes it first when it
+ * would not be); *ret_expires is its expiry in microseconds since the epoch (CLOCK_REALTIME). */
+_public_ int usher_access_token(usher_t *u, const char *seat, uint64_t min_valid, char **ret_token,
+                                uint64_t *ret_expires) {
+        CHECK_HANDLE(u);
+        if (!ret_token)
+                return -EINVAL;
+        struct buf params = {0};
+        buf_begin(&params);
+        buf_string(&params, "seat", seat);
+        buf_uint(&params, "min_valid", min_valid);
+        buf_end(&params);
+        struct message m;
+        int r = call_method(u, "access_token", &params, &m);
+        buf_free(&params);
+        if (r < 0)
+                return r;
+        char *token = NULL, *expires_at = NULL;
+        uint64_t expires = 0;
+        r = json_dup_string(m.result, "access_token", true, &token);
+        if (r >= 0)
+                r = json_dup_string(m.result, "expires_at", true, &expires_at);
+        if (r >= 0)
+                r = parse_rfc3339_usec(expires_at, &expires);
+        free(expires_at);
+        message_done(&m);
+        if (r < 0) {
+                usher_secret_free(token);
+                return r;
+        }
+        *ret_token = token;
+        if (ret_expires)
+                *ret_expires = expires;
+        return 0;
+}
