@@ -18,6 +18,7 @@ from .types import (
     ApiKey,
     ApiKeyInfo,
     Change,
+    Deletion,
     Event,
     Hello,
     LeaseInfo,
@@ -30,6 +31,7 @@ from .types import (
     Seats,
     Status,
     Token,
+    Unlinking,
     User,
     UserPage,
 )
@@ -222,6 +224,37 @@ def logout(user_id: Optional[str], seat: Optional[str], force: Optional[bool]) -
 
 def remove_user(user_id: str, force: Optional[bool]) -> Call[Removal]:
     return Call("remove_user", params(user_id=user_id, force=force), lambda r: Removal.from_wire(_object(r)))
+
+
+def link_credentials(
+    credentials: Mapping[str, Any],
+    provider: Optional[str],
+    user_id: Optional[str],
+    seat: Optional[str],
+    move: Optional[bool],
+    force: Optional[bool],
+) -> Call[Change]:
+    if not isinstance(credentials.get("type"), str):
+        raise ValueError('credentials need a "type" (email_password, api_key, id_token, ...)')
+    return Call(
+        "link_credentials",
+        params(
+            user_id=user_id, seat=seat, provider=provider, credentials=dict(credentials), move=move, force=force
+        ),
+        lambda r: Change.from_wire(_object(r)),
+    )
+
+
+def unlink_identity(user_id: str, provider: str, subject: str, force: Optional[bool]) -> Call[Unlinking]:
+    return Call(
+        "unlink_identity",
+        params(user_id=user_id, provider=provider, subject=subject, force=force),
+        lambda r: Unlinking.from_wire(_object(r)),
+    )
+
+
+def delete_user(user_id: str, force: Optional[bool]) -> Call[Deletion]:
+    return Call("delete_user", params(user_id=user_id, force=force), lambda r: Deletion.from_wire(_object(r)))
 
 
 def access_token(min_valid: Optional[int], user_id: Optional[str], seat: Optional[str]) -> Call[Token]:

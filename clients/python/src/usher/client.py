@@ -17,6 +17,7 @@ from .types import (
     ApiKey,
     ApiKeyInfo,
     Change,
+    Deletion,
     Event,
     Hello,
     LeaseInfo,
@@ -29,6 +30,7 @@ from .types import (
     Seats,
     Status,
     Token,
+    Unlinking,
     User,
     UserPage,
 )
@@ -284,6 +286,32 @@ class Client:
     ) -> Logout:
         """Logs a user out (the active one by default); the user stays on the device (an anonymous one is removed)."""
         return self._request(_protocol.logout(user_id, seat, force))
+
+    def link_credentials(
+        self,
+        credentials: Mapping[str, Any],
+        *,
+        provider: Optional[str] = None,
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+        move: Optional[bool] = None,
+        force: Optional[bool] = None,
+    ) -> Change:
+        """Links the identity ``credentials`` prove to a logged-in user (the seat's active user unless ``user_id``),
+        as the SDKs' ``linkUser``: the user keeps its id, and its session belongs to that identity from now on.
+        ``InvalidLink`` for anonymous credentials, ``IdentityInUse`` when another user has the identity."""
+        return self._request(_protocol.link_credentials(credentials, provider, user_id, seat, move, force))
+
+    def unlink_identity(
+        self, user_id: str, provider: str, subject: str, *, force: Optional[bool] = None
+    ) -> Unlinking:
+        """Removes one identity from a user (never its last one: ``InvalidLink``)."""
+        return self._request(_protocol.unlink_identity(user_id, provider, subject, force))
+
+    def delete_user(self, user_id: str, *, force: Optional[bool] = None) -> Deletion:
+        """Deletes the user's account at its provider, then removes it from the device (``NotSupported`` where the
+        provider cannot delete accounts)."""
+        return self._request(_protocol.delete_user(user_id, force))
 
     def remove_user(self, user_id: str, *, force: Optional[bool] = None) -> Removal:
         """Deletes everything about a user from the device."""

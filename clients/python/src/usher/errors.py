@@ -49,6 +49,9 @@ __all__ = [
     "SeatNotFound",
     "LeaseNotFound",
     "TooManyLeases",
+    "InvalidLink",
+    "IdentityInUse",
+    "NotSupported",
     "ERROR_CLASSES",
     "error_from_wire",
 ]
@@ -307,6 +310,26 @@ class TooManyLeases(UsherError):
     wire_code = "too_many_leases"
 
 
+class InvalidLink(UsherError):
+    """``invalid_link``: anonymous credentials cannot be linked to an existing user; a user's last identity (or one
+    it does not have) cannot be unlinked."""
+
+    wire_code = "invalid_link"
+
+
+class IdentityInUse(UsherError):
+    """``identity_in_use``: the identity belongs to another user, who is unchanged."""
+
+    wire_code = "identity_in_use"
+
+
+class NotSupported(UsherError):
+    """``not_supported``: a provider of the user's identities cannot do this (``delete_user`` without an
+    account-deletion endpoint); the message says what can be done instead."""
+
+    wire_code = "not_supported"
+
+
 #: Every wire code this version knows, and its class.
 ERROR_CLASSES: Dict[str, Type[UsherError]] = {
     cls.wire_code: cls
@@ -341,6 +364,9 @@ ERROR_CLASSES: Dict[str, Type[UsherError]] = {
         SeatNotFound,
         LeaseNotFound,
         TooManyLeases,
+        InvalidLink,
+        IdentityInUse,
+        NotSupported,
     )
 }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, List, Mapping, Optional
+from typing import Any, List, Mapping, Optional, Tuple
 
 from ._wire import _get, _time, _object, _objects
 from .daemon_types import *  # noqa: F401,F403 (exported here too)
@@ -19,11 +19,14 @@ from .daemon_types import __all__ as _daemon_names
 
 __all__ = [
     "Registration",
+    "Identity",
     "User",
     "Change",
     "UserPage",
     "Logout",
     "Removal",
+    "Unlinking",
+    "Deletion",
     "Token",
     "Refresh",
     "ApiKey",
@@ -42,6 +45,27 @@ class Registration:
     @classmethod
     def from_wire(cls, obj: Mapping[str, Any]) -> "Registration":
         return cls(provider=_get(obj, "provider", str), email=_get(obj, "email", str))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """One way of proving who a user is: ``{provider, kind, subject}`` (never a secret)."""
+
+    provider: str
+    #: The credential type that proves it (``email_password``, ``anonymous``, ``password``, ...).
+    kind: str
+    subject: str
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Identity":
+        return cls(provider=_get(obj, "provider", str), kind=_get(obj, "kind", str), subject=_get(obj, "subject", str))
+
+
+def _identities(obj: Mapping[str, Any], key: str) -> Tuple[Identity, ...]:
+    # A daemon from before linked identities sends none.
+    if obj.get(key) is None:
+        return ()
+    return tuple(Identity.from_wire(item) for item in _objects(obj, key))
 
 
 @dataclass(frozen=True)
@@ -68,6 +92,15 @@ class User:
     next_refresh_at: Optional[datetime]
     retry_at: Optional[datetime]
     last_refresh_error: Optional[str]
+    #: Every identity of the user: the session's first, then those linked to it (``link_credentials``).
+    identities: Tuple[Identity, ...] = ()
+
+    @property
+    def anonymous(self) -> bool:
+        """Whether every identity of the user is anonymous (a guest that linked an account is not)."""
+        return all(identity.kind == "anonymous" for identity in self.identities) if self.identities else (
+            self.kind == "anonymous"
+        )
 
     @property
     def logged_in(self) -> bool:
@@ -93,6 +126,7 @@ class User:
             next_refresh_at=_time(obj, "next_refresh_at"),
             retry_at=_time(obj, "retry_at"),
             last_refresh_error=_get(obj, "last_refresh_error", str, optional=True),
+            identities=_identities(obj, "identities"),
         )
 
     @classmethod
@@ -168,6 +202,43 @@ class Removal:
     @classmethod
     def from_wire(cls, obj: Mapping[str, Any]) -> "Removal":
         return cls(generation=_get(obj, "generation", int), user_id=_get(obj, "user_id", str))
+
+
+@dataclass(frozen=True)
+class Unlinking:
+    """The answer to ``unlink_identity``: the user as it is now (None when it was removed, having only anonymous
+    identities left), and whether the session that ended was revoked at its provider."""
+
+    generation: int
+    user: Optional[User]
+    removed: bool
+    revoked: bool
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Unlinking":
+        return cls(
+            generation=_get(obj, "generation", int),
+            user=User.optional_from_wire(obj.get("user")),
+            removed=_get(obj, "removed", bool),
+            revoked=_get(obj, "revoked", bool),
+        )
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """The answer to ``delete_user``: the identities whose accounts were deleted at their providers."""
+
+    generation: int
+    user_id: str
+    deleted: Tuple[Identity, ...]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Deletion":
+        return cls(
+            generation=_get(obj, "generation", int),
+            user_id=_get(obj, "user_id", str),
+            deleted=_identities(obj, "deleted"),
+        )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""The account lifecycle through the Python client: a guest links an account, unlinks, and deletes it."""
+
+from __future__ import annotations
+
+import pytest
+
+import usher
+
+PASSWORD = "correct horse"
+
+
+def email(address: str) -> dict[str, str]:
+    return {"type": "email_password", "email": address, "password": PASSWORD}
+
+
+def test_a_guest_links_an_account_and_keeps_its_id(client: usher.Client) -> None:
+    client.register("kim@example.com", PASSWORD)
+    guest = client.login_anonymous().user
+    assert guest.anonymous and [identity.kind for identity in guest.identities] == ["anonymous"]
+    linked = client.link_credentials(email("kim@example.com")).user
+    assert linked.id == guest.id
+    assert not linked.anonymous
+    assert [identity.kind for identity in linked.identities] == ["email_password", "anonymous"]
+    # Logging out keeps it; logging in with the email finds the same user.
+    client.logout()
+    assert client.login_email("kim@example.com", PASSWORD).user.id == guest.id
+
+    with pytest.raises(usher.InvalidLink):
+        client.link_credentials({"type": "anonymous"})
+    client.register("lee@example.com", PASSWORD)
+    lee = client.login_email("lee@example.com", PASSWORD).user
+    with pytest.raises(usher.IdentityInUse) as refused:
+        client.link_credentials(email("kim@example.com"), user_id=lee.id)
+    assert refused.value.code == "identity_in_use"
+
+    anonymous = linked.identities[1]
+    unlinked = client.unlink_identity(guest.id, anonymous.provider, anonymous.subject)
+    assert not unlinked.removed and unlinked.user is not None
+    assert [identity.kind for identity in unlinked.user.identities] == ["email_password"]
+    with pytest.raises(usher.InvalidLink):
+        client.unlink_identity(guest.id, "local", unlinked.user.identities[0].subject)
+
+
+def test_delete_user_deletes_the_account(client: usher.Client) -> None:
+    client.register("kim@example.com", PASSWORD)
+    kim = client.login_email("kim@example.com", PASSWORD).user
+    deletion = client.delete_user(kim.id)
+    assert deletion.user_id == kim.id
+    assert [identity.kind for identity in deletion.deleted] == ["email_password"]
+    with pytest.raises(usher.InvalidCredentials):
+        client.login_email("kim@example.com", PASSWORD)
+    assert client.list_users() == []
