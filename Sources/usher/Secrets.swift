@@ -120,6 +120,12 @@ enum Secrets {
         return object
     }
 
+    /// Everything on stdin up to its end (at most `limit` bytes; "" when empty): git's credential request, which holds
+    /// a token when git asks to erase one.
+    static func standardInput(limit: Int) throws(CLIError) -> String {
+        try self.read(from: STDIN_FILENO, what: "input", limit: limit, line: false, chunk: 4096) ?? ""
+    }
+
     /// Reads a secret (a line, or everything) from `descriptor`; nil at end of input before any byte or line end.
     private static func read(
         from descriptor: Int32,

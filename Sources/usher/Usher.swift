@@ -25,7 +25,8 @@ struct Usher: AsyncParsableCommand {
         subcommands: [
             Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Passwd.self, Login.self, Switch.self,
             Logout.self, Remove.self, Token.self, Exec.self, Refresh.self, APIKey.self, Watch.self, Call.self,
-            Seats.self, Inhibit.self, Leases.self, Link.self, Unlink.self, Delete.self,
+            Seats.self, Inhibit.self, Leases.self, Link.self, Unlink.self, Delete.self, GitCredential.self,
+            SetupGit.self, KubeCredential.self, SetupKube.self,
         ]
     )
 
@@ -49,7 +50,11 @@ struct Usher: AsyncParsableCommand {
     /// Parses and runs like ArgumentParser's own `main`, with usher's exit codes: 2 (not 64) for usage errors, 1 for
     /// the daemon's errors, 3 when the daemon cannot be reached and 4 when no user is logged in.
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        // Run by git as a credential helper named `git-credential-usher` (credential.helper = usher).
+        if CommandLine.arguments.first?.split(separator: "/").last == "git-credential-usher" {
+            arguments = ["git-credential"] + arguments
+        }
         if let suggestion = CommandLineArguments.unknownCommand(in: arguments, of: self) {
             Output.error("usher: \(suggestion)")
             Self.exitProcess(Exit.usage)
