@@ -35,6 +35,11 @@ BUILD_APT_PACKAGES += libjson-c-dev
 TEST_APT_PACKAGES := socat systemd python3 python3-venv
 # libusher's tests: valgrind for leaks, GLib for the GLib example (the fuzzer uses the Swift toolchain's clang).
 TEST_APT_PACKAGES += valgrind libglib2.0-dev
+# The tools usher hands tokens to (docs/integrations.md), tested with the real ones: git (and its http-backend), curl,
+# msmtp; and kubectl, Debian's kubernetes-client unless a kubectl is installed already (another package's would
+# conflict with it).
+TEST_APT_PACKAGES += git curl msmtp
+KUBECTL_APT_PACKAGE = $(if $(shell command -v kubectl),,kubernetes-client)
 
 # The real OpenID Connect servers the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI,
 # and idpyoidc for token exchange (RFC 8693), which django-oauth-toolkit lacks. oauthlib is pinned: 4.0.1 breaks
@@ -106,7 +111,7 @@ deps:
 
 # What the tests need besides: test tools, and the OpenID Connect servers in their own virtual environment.
 test-deps: deps
-	$(call apt_install,$(TEST_APT_PACKAGES))
+	$(call apt_install,$(TEST_APT_PACKAGES) $(KUBECTL_APT_PACKAGE))
 	@$(TEST_PYTHON) -c '$(PIP_CHECK)' 2>/dev/null || { \
 	  echo "Installing the OpenID Connect test servers into $(TEST_VENV): $(PIP_PACKAGES)"; \
 	  rm -rf $(TEST_VENV) && python3 -m venv $(TEST_VENV) && \
@@ -197,6 +202,8 @@ install: deps man completions libusher
 	for program in usherd usher; do \
 	  packaging/install-stripped.sh .build/release/$$program $(DESTDIR)$(BINDIR)/$$program $(DESTDIR)$(DEBUGDIR); \
 	done
+	@# The name git runs for credential.helper = usher (usher acts as git-credential when called so).
+	ln -sf usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
 	for unit in usherd.service usherd.socket; do \
 	  $(SUBSTITUTE) systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit; \
@@ -224,7 +231,7 @@ uninstall:
 	  id=$$(readelf -n $(DESTDIR)$(BINDIR)/$$program 2>/dev/null | sed -n 's/^ *Build ID: *//p'); \
 	  [ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug; \
 	done
-	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher
+	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket
 	rm -f $(DESTDIR)$(USERUNITDIR)/usherd.service $(DESTDIR)$(USERUNITDIR)/usherd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/usher.conf
