@@ -29,6 +29,8 @@ public enum LogoutReason: String, Sendable, Hashable, Codable {
     case sessionRevoked = "session_revoked"
     /// The refresh token reached its own expiry.
     case refreshTokenExpired = "refresh_token_expired"
+    /// The account's password was reset (`reset_password`, `complete_password_reset`): every session of it ends.
+    case passwordReset = "password_reset"
 }
 
 /// An event pushed to subscribers: `{"event": "<name>", "generation": <n>, "data": {...}}`.
