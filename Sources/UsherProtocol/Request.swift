@@ -79,6 +79,11 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case release
     case listLeases = "list_leases"
     case changePassword = "change_password"
+    case resetPassword = "reset_password"
+    case confirmUser = "confirm_user"
+    case resendConfirmation = "resend_confirmation"
+    case requestPasswordReset = "request_password_reset"
+    case completePasswordReset = "complete_password_reset"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

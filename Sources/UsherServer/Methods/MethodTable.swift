@@ -28,6 +28,11 @@ extension MethodHandler {
         case .release: .release
         case .listLeases: .listLeases
         case .changePassword: .changePassword
+        case .resetPassword: .resetPassword
+        case .confirmUser: .confirmUser
+        case .resendConfirmation: .resendConfirmation
+        case .requestPasswordReset: .requestPasswordReset
+        case .completePasswordReset: .completePasswordReset
         }
     }
 }
