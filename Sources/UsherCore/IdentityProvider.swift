@@ -152,6 +152,10 @@ package enum ProviderError: Error, Sendable, Equatable {
     /// refusal twice in a row can end the session (an account deleted at the provider, say), while one refusal is
     /// retried in case it was a passing fault.
     case rejected(refusal: String, message: String)
+    /// The password is right but the account waits for its confirmation (`confirm_user`).
+    case accountUnconfirmed
+    /// A confirmation or reset token that is unknown, used, replaced or expired. The message names no account.
+    case invalidToken(String)
 }
 
 /// An identity provider: something that turns credentials into a session and keeps that session alive.

@@ -15,7 +15,9 @@ extension SessionRegistry {
             throw ProviderError.unsupportedCredentials("provider \(provider.name) does not support registration")
         }
         let normalizedEmail = try await registering.register(email: email, password: password)
-        return RegisterRequest.Result(provider: provider.name, email: normalizedEmail)
+        // An account that waits for its confirmation says so; otherwise the answer is as it always was.
+        let waits = (registering as? any AccountRecovering)?.confirmsAccounts == true
+        return RegisterRequest.Result(provider: provider.name, email: normalizedEmail, confirmed: waits ? false : nil)
     }
 
     /// Sets a new password for an email/password account, given its current one. The account's sessions on the device

@@ -64,6 +64,7 @@ package struct Daemon {
         let signer = try TokenSigner.loadOrCreate(at: "\(self.stateDirectory)/signing-key.pem")
         let clock = SystemClock()
         _ = try await database.purgeExpiredRefreshGrants(now: clock.now())
+        _ = try await database.purgeExpiredAccountTokens(now: clock.now())
 
         // Password hashing is CPU-heavy: it gets threads of its own, off the event loops and the cooperative pool.
         let hashingPool = NIOThreadPool(numberOfThreads: max(1, min(4, System.coreCount)))

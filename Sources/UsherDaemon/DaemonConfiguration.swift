@@ -258,6 +258,7 @@ package struct DaemonConfiguration: Sendable {
         configuration.allowRegistration = try section.bool("allow_registration") ?? configuration.allowRegistration
         configuration.issuer = try section.string("issuer") ?? configuration.issuer
         try Self.outsideCredentials(&section, into: &configuration)
+        try Self.registration(&section, into: &configuration)
         return configuration
     }
 

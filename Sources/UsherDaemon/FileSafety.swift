@@ -220,7 +220,7 @@ package struct FileSafety: Sendable {
     // MARK: Files usherd takes orders from
 
     /// Refuses the files usherd takes orders from when someone else could rewrite them: the configuration file, each
-    /// function's program and each JWK set file. A rewritable configuration or program is code run as the daemon's
+    /// function's program, each delivery hook's program and each JWK set file. A rewritable configuration or program is code run as the daemon's
     /// user; a rewritable JWK set is a forged login. (ssh refuses its configuration in that state, and sshd its
     /// `AuthorizedKeysCommand`.) A file that does not exist is left to whoever reads it.
     package func refuseRewritableFiles(of configuration: DaemonConfiguration, path: String?) throws(UnsafeFileError) {
@@ -228,6 +228,11 @@ package struct FileSafety: Sendable {
         for case .local(_, let local) in configuration.providers {
             if let program = local.function?.command.first {
                 try self.refuseRewritableByOthers(program, what: "function command")
+            }
+            for (hook, what) in [
+                (local.registration.confirmHook, "confirm_hook"), (local.registration.resetHook, "reset_hook"),
+            ] {
+                if let program = hook?.command.first { try self.refuseRewritableByOthers(program, what: what) }
             }
             for token in [local.jwt].compactMap({ $0 }) + local.idTokenIssuers.values {
                 if case .file(let keys) = token.keys { try self.refuseRewritableByOthers(keys, what: "JWK set file") }

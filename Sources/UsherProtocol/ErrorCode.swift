@@ -92,6 +92,11 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let leaseNotFound = ErrorCode("lease_not_found")
     /// The peer's uid holds `leases.max_per_uid` leases already.
     public static let tooManyLeases = ErrorCode("too_many_leases")
+    /// The password is right, but the account waits for its confirmation (`confirm_user`): only said to someone who
+    /// proved the password, so that it never reveals an account.
+    public static let accountUnconfirmed = ErrorCode("account_unconfirmed")
+    /// A confirmation or password-reset token that is unknown, used already, replaced by a newer one, or expired.
+    public static let invalidToken = ErrorCode("invalid_token")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
@@ -100,6 +105,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
         .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited, .shuttingDown,
         .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases, .providerRejected,
+        .accountUnconfirmed, .invalidToken,
     ]
 }
 

@@ -33,6 +33,8 @@ public enum LogoutReason: String, Sendable, Hashable, Codable {
     case refreshTokenExpired = "refresh_token_expired"
     /// The identity the session belonged to was unlinked from the user (`unlink_identity`).
     case identityUnlinked = "identity_unlinked"
+    /// The account's password was reset (`reset_password`, `complete_password_reset`): every session of it ends.
+    case passwordReset = "password_reset"
 }
 
 /// Why a user was removed from the device.

@@ -82,6 +82,11 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case linkCredentials = "link_credentials"
     case unlinkIdentity = "unlink_identity"
     case deleteUser = "delete_user"
+    case resetPassword = "reset_password"
+    case confirmUser = "confirm_user"
+    case resendConfirmation = "resend_confirmation"
+    case requestPasswordReset = "request_password_reset"
+    case completePasswordReset = "complete_password_reset"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

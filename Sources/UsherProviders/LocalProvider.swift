@@ -18,6 +18,8 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
     package var idTokenIssuers: [String: OutsideTokenConfiguration] = [:]
     /// `[providers.NAME.function]`: let this command decide (`function` credentials).
     package var function: FunctionHookConfiguration?
+    /// `[providers.NAME.registration]`: confirmation of new accounts and self-service password resets.
+    package var registration = AccountRegistrationConfiguration()
 
     package init(
         accessTokenLifetimeMilliseconds: Int64 = 30 * 60_000,
@@ -46,12 +48,16 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     package let name: String
     package let type = "local"
     package let configuration: LocalProviderConfiguration
-    private let database: AppDatabase
+    let database: AppDatabase
     private let signer: TokenSigner
-    private let hasher: PasswordHasher
-    private let clock: any SessionClock
+    let hasher: PasswordHasher
+    let clock: any SessionClock
     /// Verifiers and the function for outside credentials.
     let outside: OutsideCredentials
+    /// `confirm_hook` and `reset_hook`: who delivers confirmation and reset tokens (`LocalProvider+Recovery.swift`).
+    let confirmHook: DeliveryHook?
+    let resetHook: DeliveryHook?
+    let logger: Logger
 
     package static let minimumPasswordLength = 6
     package static let maximumPasswordLength = 128
@@ -72,6 +78,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         self.signer = signer
         self.hasher = hasher
         self.clock = clock
+        self.logger = logger
         self.outside = OutsideCredentials(
             providerName: name,
             configuration: configuration,
@@ -79,6 +86,12 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             clock: clock,
             logger: logger
         )
+        self.confirmHook = configuration.registration.confirmHook.map {
+            DeliveryHook(providerName: name, purpose: "confirm", configuration: $0, logger: logger)
+        }
+        self.resetHook = configuration.registration.resetHook.map {
+            DeliveryHook(providerName: name, purpose: "reset", configuration: $0, logger: logger)
+        }
     }
 
     package var credentialTypes: [String] {
@@ -102,6 +115,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             passwordHash: try await self.hasher.hash(password),
             createdAt: self.clock.now()
         )
+        if self.confirmsAccounts { return try await self.registerUnconfirmed(account) }
         guard try await self.database.createLocalAccount(provider: self.name, account: account) else {
             throw ProviderError.accountExists
         }
@@ -126,7 +140,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         return account.email
     }
 
-    private static func validatedEmail(_ email: String) throws(ProviderError) -> String {
+    static func validatedEmail(_ email: String) throws(ProviderError) -> String {
         let trimmed = email.trimmingWhitespace()
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
@@ -136,7 +150,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         return EmailAddress.composed(trimmed)
     }
 
-    private static func validatePassword(_ password: String) throws(ProviderError) {
+    static func validatePassword(_ password: String) throws(ProviderError) {
         guard (Self.minimumPasswordLength...Self.maximumPasswordLength).contains(password.count) else {
             throw .invalidParams(
                 "the password must be \(Self.minimumPasswordLength) to \(Self.maximumPasswordLength) characters long"
@@ -160,6 +174,8 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             guard await self.hasher.verify(password, against: account.passwordHash) else {
                 throw ProviderError.invalidCredentials("wrong email or password")
             }
+            // Only after the password proved right: an unconfirmed account is never revealed to anyone else.
+            guard account.confirmed else { throw ProviderError.accountUnconfirmed }
             return try await self.openSession(subject: account.id, kind: type, email: account.email)
         case CredentialType.anonymous:
             guard self.configuration.allowAnonymous else {

@@ -21,8 +21,8 @@ package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
 /// permissions whatever a request is about.
 package enum SeatReach: Sendable, Hashable {
     /// Neither a seat nor a user: a seat-scoped rule grants it (`providers`, `jwks`, `register`, `login_begin`,
-    /// `change_password`, which proves the account's password as a login does, and `release`, which only ever ends
-    /// the connection's own leases).
+    /// `change_password`, which proves the account's password as a login does, the confirmation and self-service
+    /// reset methods, which prove a mailbox, and `release`, which only ever ends the connection's own leases).
     case nothing
     /// The seats the request names or acts on, which only the state can tell: the registry (or, for reads answered
     /// from the published state, the view) checks them against the scope, with `SeatScope.require`.

@@ -92,6 +92,9 @@ extension ResponseError {
             case .expiredToken(let message): self.init(.expiredToken, message)
             case .misconfigured(let message): self.init(.providerMisconfigured, message)
             case .rejected(_, let message): self.init(.providerRejected, message)
+            case .accountUnconfirmed:
+                self.init(.accountUnconfirmed, "the account is not confirmed yet; confirm it with confirm_user")
+            case .invalidToken(let message): self.init(.invalidToken, message)
             }
         default:
             logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])

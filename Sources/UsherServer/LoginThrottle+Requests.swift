@@ -18,7 +18,7 @@ extension LoginThrottle {
     package static func outcome(of error: any Error) -> Outcome {
         guard let error = error as? ProviderError else { return .inconclusive }
         switch error {
-        case .invalidCredentials, .accountExists: return .failed
+        case .invalidCredentials, .accountExists, .invalidToken: return .failed
         default: return .inconclusive
         }
     }
@@ -54,5 +54,32 @@ extension LoginThrottle {
         _ body: () async throws -> Result
     ) async throws -> Result {
         try await self.attempt(account: email, peer: peer, classify: Self.outcome(of:), body)
+    }
+
+    /// Runs a `request_password_reset` or `resend_confirmation` under the throttle, so that they cannot flood the
+    /// hook: every request that reaches the provider counts as a failure, against the email (a count of its own,
+    /// `hook:EMAIL`, apart from the logins of that account, so that asking for mail never locks the account's logins)
+    /// and against the peer uid (the same count as its failed logins).
+    package func hookRequest<Result>(
+        email: String,
+        peer: UInt32,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        let ticket = try self.begin(account: "hook:" + email, peer: peer)
+        do {
+            let result = try await body()
+            await self.persist(self.finish(ticket, .failed))
+            return result
+        } catch {
+            // Malformed parameters or a provider without a hook ran nothing: they count for nothing.
+            await self.persist(self.finish(ticket, Self.outcome(of: error)))
+            throw error
+        }
+    }
+
+    /// Runs a `confirm_user` or `complete_password_reset` under the throttle: a refused token is a failure of the
+    /// peer uid (a token names no account until it is found).
+    package func tokenAttempt<Result>(peer: UInt32, _ body: () async throws -> Result) async throws -> Result {
+        try await self.attempt(account: nil, peer: peer, classify: Self.outcome(of:), body)
     }
 }

@@ -9,12 +9,15 @@ package struct LocalAccount: Sendable, Hashable {
     package var email: String
     package var passwordHash: String
     package var createdAt: Timestamp
+    /// False while the account waits for its confirmation (`confirm = "hook"`); it cannot log in until then.
+    package var confirmed: Bool
 
-    package init(id: String, email: String, passwordHash: String, createdAt: Timestamp) {
+    package init(id: String, email: String, passwordHash: String, createdAt: Timestamp, confirmed: Bool = true) {
         self.id = id
         self.email = email
         self.passwordHash = passwordHash
         self.createdAt = createdAt
+        self.confirmed = confirmed
     }
 }
 
@@ -39,27 +42,30 @@ extension AppDatabase {
     /// Creates an account. Returns false when one with the same email exists: the same once normalised
     /// (`EmailAddress.key`: canonically equivalent spellings, and case, do not matter).
     package func createLocalAccount(provider: String, account: LocalAccount) async throws -> Bool {
-        try await self.writer.write { db in
-            let emailKey = EmailAddress.key(account.email)
-            let exists =
-                try Bool.fetchOne(
-                    db,
-                    sql: "SELECT 1 FROM local_account WHERE provider = ? AND email_key = ?",
-                    arguments: [provider, emailKey]
-                ) ?? false
-            if exists { return false }
-            try db.execute(
-                sql: """
-                    INSERT INTO local_account (id, provider, email, email_key, password_hash, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    account.id, provider, account.email, emailKey, account.passwordHash,
-                    account.createdAt.millisecondsSinceEpoch,
-                ]
-            )
-            return true
-        }
+        try await self.writer.write { db in try Self.insert(db, provider: provider, account: account) }
+    }
+
+    /// `createLocalAccount` inside a transaction of the caller's.
+    static func insert(_ db: Database, provider: String, account: LocalAccount) throws -> Bool {
+        let emailKey = EmailAddress.key(account.email)
+        let exists =
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM local_account WHERE provider = ? AND email_key = ?",
+                arguments: [provider, emailKey]
+            ) ?? false
+        if exists { return false }
+        try db.execute(
+            sql: """
+                INSERT INTO local_account (id, provider, email, email_key, password_hash, created_at, confirmed)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                account.id, provider, account.email, emailKey, account.passwordHash,
+                account.createdAt.millisecondsSinceEpoch, account.confirmed,
+            ]
+        )
+        return true
     }
 
     /// The account with this email, in any canonically equivalent spelling and any case (`EmailAddress.key`).
@@ -94,12 +100,13 @@ extension AppDatabase {
         }
     }
 
-    private static func account(_ row: Row) -> LocalAccount {
+    static func account(_ row: Row) -> LocalAccount {
         LocalAccount(
             id: row["id"],
             email: row["email"],
             passwordHash: row["password_hash"],
-            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"])
+            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]),
+            confirmed: row["confirmed"]
         )
     }
 

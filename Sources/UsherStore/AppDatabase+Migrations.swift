@@ -121,6 +121,22 @@ extension AppDatabase {
                 t.add(column: "session_uid", .integer)
             }
         }
+        migrator.registerMigration("v7-account-tokens") { db in
+            // Issue 21, passwords: local accounts can wait for a confirmation (`confirm = "hook"`); every account made
+            // before this was confirmed by being made.
+            try db.alter(table: "local_account") { t in
+                t.add(column: "confirmed", .boolean).notNull().defaults(to: true)
+            }
+            // Confirmation and password-reset tokens: only their SHA-256, single-use (deleted when used), one per
+            // account and purpose (a new one replaces the old), gone with their account.
+            try db.create(table: "local_account_token") { t in
+                t.primaryKey("token_hash", .blob)
+                t.column("account_id", .text).notNull().references("local_account", onDelete: .cascade)
+                t.column("purpose", .text).notNull()
+                t.column("expires_at", .integer).notNull()
+                t.uniqueKey(["account_id", "purpose"])
+            }
+        }
         return migrator
     }
 }

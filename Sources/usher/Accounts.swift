@@ -63,60 +63,20 @@ extension Usher {
                     RegisterRequest(provider: self.provider, email: self.email, password: password)
                 )
                 guard !session.json else { return }
+                guard result.confirmed != false else {
+                    Output.line(
+                        Terminal.escaped(
+                            "Registered \(result.email) at \(result.provider). It logs in once confirmed: usher confirm "
+                                + "with the token its confirmation hook delivered."
+                        )
+                    )
+                    return
+                }
                 Output.line(
                     Terminal.escaped(
                         "Registered \(result.email) at \(result.provider). Log in with: usher login --email \(result.email)"
                     )
                 )
-            }
-        }
-    }
-
-    struct Passwd: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "passwd",
-            abstract: "Change the password of an email/password account.",
-            discussion: """
-                The current and the new password are asked for on the terminal, or read from the first two lines of \
-                stdin; never from the command line. The account's sessions on this device stay logged in.
-                """
-        )
-
-        @OptionGroup var options: GlobalOptions
-
-        @Option(help: "The account's email.")
-        var email: String
-
-        @Option(help: "The provider (default: the daemon's default provider).")
-        var provider: String?
-
-        @Flag(help: "Read the current and the new password from the first two lines of stdin instead of asking.")
-        var passwordStdin = false
-
-        func run() async throws {
-            // Read before connecting: a person typing does not hold a connection open.
-            let old: String
-            let new: String
-            if self.passwordStdin {
-                (old, new) = try Secrets.twoLinesOfStandardInput(what: "password")
-            } else {
-                old = try Secrets.prompt("Current password for \(self.email): ")
-                new = try Secrets.prompt("New password: ")
-                guard try Secrets.prompt("Repeat the new password: ") == new else {
-                    throw CLIError("the new passwords do not match")
-                }
-            }
-            try await self.options.withSession { session in
-                let result = try await session.perform(
-                    ChangePasswordRequest(
-                        provider: self.provider,
-                        email: self.email,
-                        oldPassword: old,
-                        newPassword: new
-                    )
-                )
-                guard !session.json else { return }
-                Output.line(Terminal.escaped("Changed the password of \(result.email) at \(result.provider)."))
             }
         }
     }

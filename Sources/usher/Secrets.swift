@@ -22,10 +22,14 @@ enum Secrets {
     ///
     /// Echo is restored before this returns or throws, and also when SIGINT, SIGTERM, SIGHUP or SIGQUIT arrives while
     /// the prompt waits, so an interrupted prompt never leaves the terminal silent.
-    static func prompt(_ prompt: String) throws(CLIError) -> String {
+    static func prompt(
+        _ prompt: String,
+        what: String = "password",
+        option: String = "--password-stdin"
+    ) throws(CLIError) -> String {
         let descriptor = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw CLIError("no terminal to read the password from (use --password-stdin)")
+            throw CLIError("no terminal to read the \(what) from (use \(option))")
         }
         defer { close(descriptor) }
 
@@ -48,8 +52,8 @@ enum Secrets {
         }
         self.write(prompt, to: descriptor)
         // Canonical mode hands over a line at a time; reading byte by byte never takes more than the line.
-        guard let line = try self.read(from: descriptor, what: "password", limit: 4096, line: true, chunk: 1) else {
-            throw CLIError("no password was entered")
+        guard let line = try self.read(from: descriptor, what: what, limit: 4096, line: true, chunk: 1) else {
+            throw CLIError("no \(what) was entered")
         }
         return line
     }
@@ -78,7 +82,10 @@ enum Secrets {
     }
 
     /// The first two lines of stdin: a current and a new secret (`usher passwd --password-stdin`).
-    static func twoLinesOfStandardInput(what: String) throws(CLIError) -> (first: String, second: String) {
+    static func twoLinesOfStandardInput(
+        what: String,
+        expecting: String? = nil
+    ) throws(CLIError) -> (first: String, second: String) {
         let lines =
             try self.withInput(from: STDIN_FILENO, what: what, limit: 1 << 20, line: false, chunk: 4096) { bytes in
                 String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).prefix(
@@ -87,7 +94,9 @@ enum Secrets {
                 .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
             } ?? []
         guard lines.count == 2, !lines[0].isEmpty, !lines[1].isEmpty else {
-            throw CLIError("give the current \(what) and the new one on the first two lines of standard input")
+            throw CLIError(
+                expecting ?? "give the current \(what) and the new one on the first two lines of standard input"
+            )
         }
         return (lines[0], lines[1])
     }

@@ -23,7 +23,8 @@ struct Usher: AsyncParsableCommand {
             """,
         version: usherVersion,
         subcommands: [
-            Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Passwd.self, Login.self, Switch.self,
+            Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Passwd.self, Confirm.self,
+            ResendConfirmation.self, ResetPassword.self, Login.self, Switch.self,
             Logout.self, Remove.self, Token.self, Exec.self, Refresh.self, APIKey.self, Watch.self, Call.self,
             Seats.self, Inhibit.self, Leases.self, Link.self, Unlink.self, Delete.self, GitCredential.self,
             SetupGit.self, KubeCredential.self, SetupKube.self,

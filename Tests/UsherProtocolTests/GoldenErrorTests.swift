@@ -65,7 +65,7 @@ struct GoldenErrorTests {
                 "api_key_not_found", "provider_unavailable", "too_many_connections", "internal", "provider_error",
                 "access_denied", "expired_token", "provider_misconfigured", "rate_limited", "shutting_down",
                 "user_active_elsewhere", "inhibited", "seat_not_found", "lease_not_found", "too_many_leases",
-                "provider_rejected",
+                "provider_rejected", "account_unconfirmed", "invalid_token",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)

@@ -15,6 +15,8 @@ struct TypedParamsTests {
             StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self, ListSeatsRequest.self,
             InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self, ChangePasswordRequest.self,
             LinkCredentialsRequest.self, UnlinkIdentityRequest.self, DeleteUserRequest.self,
+            ResetPasswordRequest.self, ConfirmUserRequest.self, ResendConfirmationRequest.self,
+            RequestPasswordResetRequest.self, CompletePasswordResetRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -27,6 +29,8 @@ struct TypedParamsTests {
                 "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
                 "jwks", "subscribe", "status", "login_begin", "login_wait", "list_seats", "inhibit", "release",
                 "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
+                "reset_password", "confirm_user", "resend_confirmation", "request_password_reset",
+                "complete_password_reset",
             ]
         )
     }
@@ -38,6 +42,28 @@ struct TypedParamsTests {
         #expect(!request.description.contains("secret"))
         #expect(throws: ResponseError(.invalidParams, "params.new_password is required")) {
             try ChangePasswordRequest(params: Params(["email": "ann@example.com", "old_password": "a secret"]))
+        }
+    }
+
+    @Test func passwordResetAndConfirmationRequestsReadBackWithoutShowingSecrets() throws {
+        let reset = ResetPasswordRequest(email: "ann@example.com", newPassword: "b secret")
+        #expect(try ResetPasswordRequest(params: reset.params).params == reset.params)
+        #expect(!reset.description.contains("secret"))
+        let complete = CompletePasswordResetRequest(provider: "local", token: "tok-secret", newPassword: "b secret")
+        #expect(try CompletePasswordResetRequest(params: complete.params).params == complete.params)
+        #expect(!complete.description.contains("secret"))
+        let confirm = ConfirmUserRequest(token: "tok-secret")
+        #expect(try ConfirmUserRequest(params: confirm.params).params == confirm.params)
+        #expect(!confirm.description.contains("secret"))
+        let resend = ResendConfirmationRequest(email: "ann@example.com")
+        #expect(try ResendConfirmationRequest(params: resend.params).params == resend.params)
+        let request = RequestPasswordResetRequest(provider: "local", email: "ann@example.com")
+        #expect(try RequestPasswordResetRequest(params: request.params).params == request.params)
+        #expect(throws: ResponseError(.invalidParams, "params.token is required")) {
+            try CompletePasswordResetRequest(params: Params(["new_password": "b secret"]))
+        }
+        #expect(throws: ResponseError(.invalidParams, "params.new_password is required")) {
+            try ResetPasswordRequest(params: Params(["email": "ann@example.com"]))
         }
     }
 

@@ -29,9 +29,13 @@ public struct RegisterRequest: UsherRequest, CustomStringConvertible {
     public struct Result: Sendable, Hashable, Codable {
         public var provider: String
         public var email: String
-        public init(provider: String, email: String) {
+        /// `false` when the account waits for its confirmation (`confirm = "hook"`: the hook has the token); absent
+        /// when the provider confirms accounts itself.
+        public var confirmed: Bool?
+        public init(provider: String, email: String, confirmed: Bool? = nil) {
             self.provider = provider
             self.email = email
+            self.confirmed = confirmed
         }
     }
 }

@@ -16,10 +16,11 @@ extension OIDCProvider {
             switch error {
             case .unavailable(let message), .sessionRevoked(let message), .invalidCredentials(let message),
                 .unsupportedCredentials(let message), .invalidParams(let message), .accessDenied(let message),
-                .expiredToken(let message), .misconfigured(let message), .rejected(_, let message):
+                .expiredToken(let message), .misconfigured(let message), .rejected(_, let message),
+                .invalidToken(let message):
                 message
             case .providerError(let code, let description): code + (description.map { ": \($0)" } ?? "")
-            case .accountExists, .registrationDisabled: "\(error)"
+            case .accountExists, .registrationDisabled, .accountUnconfirmed: "\(error)"
             }
         default: "\(error)"
         }

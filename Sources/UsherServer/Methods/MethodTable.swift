@@ -31,6 +31,11 @@ extension MethodHandler {
         case .linkCredentials: .linkCredentials
         case .unlinkIdentity: .unlinkIdentity
         case .deleteUser: .deleteUser
+        case .resetPassword: .resetPassword
+        case .confirmUser: .confirmUser
+        case .resendConfirmation: .resendConfirmation
+        case .requestPasswordReset: .requestPasswordReset
+        case .completePasswordReset: .completePasswordReset
         }
     }
 }
