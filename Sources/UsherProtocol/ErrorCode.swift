@@ -105,7 +105,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .conflict, .permissionDenied, .apiKeyNotFound, .providerUnavailable, .tooManyConnections, .internal,
         .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited, .shuttingDown,
         .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases, .providerRejected,
-        .accountUnconfirmed, .invalidToken,
+        .accountUnconfirmed, .invalidToken, .invalidLink, .identityInUse, .notSupported,
     ]
 }
 

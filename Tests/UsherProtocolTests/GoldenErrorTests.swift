@@ -65,7 +65,8 @@ struct GoldenErrorTests {
                 "api_key_not_found", "provider_unavailable", "too_many_connections", "internal", "provider_error",
                 "access_denied", "expired_token", "provider_misconfigured", "rate_limited", "shutting_down",
                 "user_active_elsewhere", "inhibited", "seat_not_found", "lease_not_found", "too_many_leases",
-                "provider_rejected", "account_unconfirmed", "invalid_token",
+                "provider_rejected", "account_unconfirmed", "invalid_token", "invalid_link", "identity_in_use",
+                "not_supported",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)

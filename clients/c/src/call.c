@@ -43,6 +43,11 @@ static const struct {
         {"seat_not_found", ENOENT},
         {"lease_not_found", ENOENT},
         {"too_many_leases", EDQUOT},
+        {"account_unconfirmed", EACCES},
+        {"invalid_token", EKEYREJECTED},
+        {"invalid_link", EINVAL},
+        {"identity_in_use", EEXIST},
+        {"not_supported", EOPNOTSUPP},
 };
 
 int errno_from_code(const char *code) {

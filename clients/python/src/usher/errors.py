@@ -49,6 +49,8 @@ __all__ = [
     "SeatNotFound",
     "LeaseNotFound",
     "TooManyLeases",
+    "AccountUnconfirmed",
+    "InvalidToken",
     "InvalidLink",
     "IdentityInUse",
     "NotSupported",
@@ -310,6 +312,18 @@ class TooManyLeases(UsherError):
     wire_code = "too_many_leases"
 
 
+class AccountUnconfirmed(UsherError):
+    """``account_unconfirmed``: the password is right, but the account waits for its confirmation (``confirm_user``)."""
+
+    wire_code = "account_unconfirmed"
+
+
+class InvalidToken(UsherError):
+    """``invalid_token``: a confirmation or reset token that is unknown, used, replaced or expired."""
+
+    wire_code = "invalid_token"
+
+
 class InvalidLink(UsherError):
     """``invalid_link``: anonymous credentials cannot be linked to an existing user; a user's last identity (or one
     it does not have) cannot be unlinked."""
@@ -364,6 +378,8 @@ ERROR_CLASSES: Dict[str, Type[UsherError]] = {
         SeatNotFound,
         LeaseNotFound,
         TooManyLeases,
+        AccountUnconfirmed,
+        InvalidToken,
         InvalidLink,
         IdentityInUse,
         NotSupported,
