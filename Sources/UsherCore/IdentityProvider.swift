@@ -79,6 +79,26 @@ extension Authentication {
     }
 }
 
+extension User {
+    /// Makes the session the one `authentication` opened for `identity` (a login or a link): logged in, with its
+    /// tokens, its claims where it has them, and the uid of the peer that asked.
+    package mutating func take(
+        _ authentication: Authentication,
+        as identity: Identity,
+        at now: Timestamp,
+        by uid: UInt32?
+    ) {
+        self.makeSessionIdentity(identity)
+        self.email = authentication.email ?? self.email
+        self.name = authentication.name ?? self.name
+        self.state = .loggedIn
+        self.tokens = authentication.tokens
+        self.providerData = authentication.providerData
+        self.lastLoginAt = now
+        self.sessionUID = uid
+    }
+}
+
 /// The session a provider is asked to refresh or revoke.
 package struct ProviderSession: Sendable {
     package var userID: String

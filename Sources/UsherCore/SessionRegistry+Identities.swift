@@ -138,13 +138,7 @@ extension SessionRegistry {
                     guard var user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                     guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
                     draft.revocations += self.revocableSessions(of: user)
-                    user.makeSessionIdentity(identity)
-                    user.email = authentication.email ?? user.email
-                    user.name = authentication.name ?? user.name
-                    user.tokens = authentication.tokens
-                    user.providerData = authentication.providerData
-                    user.lastLoginAt = now
-                    user.sessionUID = placement.peerUID
+                    user.take(authentication, as: identity, at: now, by: placement.peerUID)
                     draft.saved[userID] = user
                     draft.changesGeneration = true
                     if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {

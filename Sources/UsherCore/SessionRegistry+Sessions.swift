@@ -193,14 +193,7 @@ extension SessionRegistry {
                         )
                     let wasLoggedIn = existing?.state == .loggedIn
                     // The session belongs to the identity used last, whichever of the user's it is.
-                    user.makeSessionIdentity(identity)
-                    user.email = authentication.email ?? user.email
-                    user.name = authentication.name ?? user.name
-                    user.state = .loggedIn
-                    user.tokens = authentication.tokens
-                    user.providerData = authentication.providerData
-                    user.lastLoginAt = now
-                    user.sessionUID = placement.peerUID
+                    user.take(authentication, as: identity, at: now, by: placement.peerUID)
                     draft.saved[userID] = user
                     if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
                         self.activate(user, at: now, on: placement.seat, in: &draft)
