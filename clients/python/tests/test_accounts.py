@@ -50,3 +50,18 @@ def test_delete_user_deletes_the_account(client: usher.Client) -> None:
     with pytest.raises(usher.InvalidCredentials):
         client.login_email("kim@example.com", PASSWORD)
     assert client.list_users() == []
+
+
+def test_an_administrator_resets_a_password_and_the_sessions_end(client: usher.Client) -> None:
+    client.register("kim@example.com", PASSWORD)
+    kim = client.login_email("kim@example.com", PASSWORD).user
+    reset = client.reset_password("kim@example.com", "battery staple")
+    assert reset.logged_out == (kim.id,)
+    with pytest.raises(usher.InvalidCredentials):
+        client.login_email("kim@example.com", PASSWORD)
+    assert client.login_email("kim@example.com", "battery staple").user.id == kim.id
+    # Without a reset hook, a self-service reset is not offered; a wrong token is refused either way.
+    with pytest.raises(usher.UnsupportedCredentials):
+        client.request_password_reset("kim@example.com")
+    with pytest.raises(usher.InvalidToken):
+        client.confirm_user("not-a-token")

@@ -20,6 +20,7 @@ from .types import (
     Change,
     Deletion,
     Event,
+    PasswordReset,
     Hello,
     LeaseInfo,
     LoginStart,
@@ -255,6 +256,41 @@ def unlink_identity(user_id: str, provider: str, subject: str, force: Optional[b
 
 def delete_user(user_id: str, force: Optional[bool]) -> Call[Deletion]:
     return Call("delete_user", params(user_id=user_id, force=force), lambda r: Deletion.from_wire(_object(r)))
+
+
+def reset_password(email: str, new_password: str, provider: Optional[str]) -> Call[PasswordReset]:
+    return Call(
+        "reset_password",
+        params(provider=provider, email=email, new_password=new_password),
+        lambda r: PasswordReset.from_wire(_object(r)),
+    )
+
+
+def confirm_user(token: str, provider: Optional[str]) -> Call[Registration]:
+    return Call("confirm_user", params(provider=provider, token=token), lambda r: Registration.from_wire(_object(r)))
+
+
+def _provider_of(result: Any) -> str:
+    provider = _object(result).get("provider")
+    if not isinstance(provider, str):
+        raise ProtocolError(f"an answer without a provider: {result!r:.200}")
+    return provider
+
+
+def resend_confirmation(email: str, provider: Optional[str]) -> Call[str]:
+    return Call("resend_confirmation", params(provider=provider, email=email), _provider_of)
+
+
+def request_password_reset(email: str, provider: Optional[str]) -> Call[str]:
+    return Call("request_password_reset", params(provider=provider, email=email), _provider_of)
+
+
+def complete_password_reset(token: str, new_password: str, provider: Optional[str]) -> Call[PasswordReset]:
+    return Call(
+        "complete_password_reset",
+        params(provider=provider, token=token, new_password=new_password),
+        lambda r: PasswordReset.from_wire(_object(r)),
+    )
 
 
 def access_token(min_valid: Optional[int], user_id: Optional[str], seat: Optional[str]) -> Call[Token]:

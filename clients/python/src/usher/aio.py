@@ -19,6 +19,7 @@ from .types import (
     Change,
     Deletion,
     Event,
+    PasswordReset,
     Hello,
     LeaseInfo,
     LoginStart,
@@ -362,6 +363,29 @@ class AsyncClient:
         """Deletes the user's account at its provider, then removes it from the device (``NotSupported`` where the
         provider cannot delete accounts)."""
         return await self._request(_protocol.delete_user(user_id, force))
+
+    async def reset_password(self, email: str, new_password: str, *, provider: Optional[str] = None) -> PasswordReset:
+        """Sets a local account's password as an administrator (``manage``): every session of it ends."""
+        return await self._request(_protocol.reset_password(email, new_password, provider))
+
+    async def confirm_user(self, token: str, *, provider: Optional[str] = None) -> Registration:
+        """Confirms an account with the token its confirmation hook delivered (``InvalidToken`` otherwise)."""
+        return await self._request(_protocol.confirm_user(token, provider))
+
+    async def resend_confirmation(self, email: str, *, provider: Optional[str] = None) -> str:
+        """Runs the confirmation hook again with a new token; the same answer whether or not the email has an
+        account. Returns the provider's name."""
+        return await self._request(_protocol.resend_confirmation(email, provider))
+
+    async def request_password_reset(self, email: str, *, provider: Optional[str] = None) -> str:
+        """Runs the reset hook with a token for the email; the same answer whether or not it has an account."""
+        return await self._request(_protocol.request_password_reset(email, provider))
+
+    async def complete_password_reset(
+        self, token: str, new_password: str, *, provider: Optional[str] = None
+    ) -> PasswordReset:
+        """Sets the password with a reset token: every session of the account ends."""
+        return await self._request(_protocol.complete_password_reset(token, new_password, provider))
 
     async def remove_user(self, user_id: str, *, force: Optional[bool] = None) -> Removal:
         """Deletes everything about a user from the device."""

@@ -27,6 +27,7 @@ __all__ = [
     "Removal",
     "Unlinking",
     "Deletion",
+    "PasswordReset",
     "Token",
     "Refresh",
     "ApiKey",
@@ -238,6 +239,26 @@ class Deletion:
             generation=_get(obj, "generation", int),
             user_id=_get(obj, "user_id", str),
             deleted=_identities(obj, "deleted"),
+        )
+
+
+@dataclass(frozen=True)
+class PasswordReset:
+    """The answer to ``reset_password`` and ``complete_password_reset``: the users whose sessions the reset ended."""
+
+    provider: str
+    email: str
+    logged_out: Tuple[str, ...]
+    generation: int
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "PasswordReset":
+        ids: List[Any] = _get(obj, "logged_out", list)
+        return cls(
+            provider=_get(obj, "provider", str),
+            email=_get(obj, "email", str),
+            logged_out=tuple(str(item) for item in ids),
+            generation=_get(obj, "generation", int),
         )
 
 
