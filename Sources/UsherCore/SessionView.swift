@@ -383,7 +383,9 @@ extension UserInfo {
                     ?? (user.tokens?.hasRefreshToken == true ? deadlines.nextDeadline(for: user) : nil)
                 : nil,
             retryAt: loggedIn ? status?.retryAt : nil,
-            lastRefreshError: loggedIn ? status?.lastError : nil
+            lastRefreshError: loggedIn ? status?.lastError : nil,
+            profile: user.profile,
+            customData: user.customData
         )
     }
 }

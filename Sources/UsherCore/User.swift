@@ -26,6 +26,10 @@ package struct User: Sendable, Hashable {
     /// The session's tokens; nil when logged out.
     package var tokens: TokenSet?
     package var providerData: String?
+    /// The standard claims the provider gave (see `UserInfo.profile`).
+    package var profile: UserClaims
+    /// The claims the provider's `custom_claims` names.
+    package var customData: UserClaims
 
     package init(
         id: String,
@@ -41,7 +45,9 @@ package struct User: Sendable, Hashable {
         lastActiveAt: Timestamp?,
         activeGeneration: Int64,
         tokens: TokenSet?,
-        providerData: String?
+        providerData: String?,
+        profile: UserClaims = .empty,
+        customData: UserClaims = .empty
     ) {
         self.id = id
         self.provider = provider
@@ -57,6 +63,8 @@ package struct User: Sendable, Hashable {
         self.activeGeneration = activeGeneration
         self.tokens = tokens
         self.providerData = providerData
+        self.profile = profile
+        self.customData = customData
     }
 
     /// The user id for an account: stable for (provider, subject), so a user removed from the device and logging in

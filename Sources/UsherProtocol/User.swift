@@ -36,6 +36,11 @@ public struct UserInfo: Sendable, Hashable, Codable {
     public var nextRefreshAt: Timestamp?
     public var retryAt: Timestamp?
     public var lastRefreshError: ErrorCode?
+    /// The standard OpenID Connect claims the provider gave (`name`, `given_name`, `picture`, `locale`, ...), or what
+    /// `update_profile` set for a local account. Never a secret.
+    public var profile: UserClaims
+    /// The claims the provider's `custom_claims` setting names, as the provider gave them.
+    public var customData: UserClaims
 
     public init(
         id: String,
@@ -53,7 +58,9 @@ public struct UserInfo: Sendable, Hashable, Codable {
         tokenState: TokenState,
         nextRefreshAt: Timestamp?,
         retryAt: Timestamp?,
-        lastRefreshError: ErrorCode?
+        lastRefreshError: ErrorCode?,
+        profile: UserClaims = .empty,
+        customData: UserClaims = .empty
     ) {
         self.id = id
         self.provider = provider
@@ -71,6 +78,8 @@ public struct UserInfo: Sendable, Hashable, Codable {
         self.nextRefreshAt = nextRefreshAt
         self.retryAt = retryAt
         self.lastRefreshError = lastRefreshError
+        self.profile = profile
+        self.customData = customData
     }
 
     enum CodingKeys: String, CodingKey {
@@ -84,6 +93,31 @@ public struct UserInfo: Sendable, Hashable, Codable {
         case nextRefreshAt = "next_refresh_at"
         case retryAt = "retry_at"
         case lastRefreshError = "last_refresh_error"
+        case profile
+        case customData = "custom_data"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decode(String.self, forKey: .id)
+        self.provider = try container.decode(String.self, forKey: .provider)
+        self.kind = try container.decode(String.self, forKey: .kind)
+        self.email = try container.decodeIfPresent(String.self, forKey: .email)
+        self.name = try container.decodeIfPresent(String.self, forKey: .name)
+        self.state = try container.decode(UserState.self, forKey: .state)
+        self.active = try container.decode(Bool.self, forKey: .active)
+        self.createdAt = try container.decode(Timestamp.self, forKey: .createdAt)
+        self.lastLoginAt = try container.decodeIfPresent(Timestamp.self, forKey: .lastLoginAt)
+        self.lastActiveAt = try container.decodeIfPresent(Timestamp.self, forKey: .lastActiveAt)
+        self.accessTokenExpiresAt = try container.decodeIfPresent(Timestamp.self, forKey: .accessTokenExpiresAt)
+        self.refreshTokenExpiresAt = try container.decodeIfPresent(Timestamp.self, forKey: .refreshTokenExpiresAt)
+        self.tokenState = try container.decode(TokenState.self, forKey: .tokenState)
+        self.nextRefreshAt = try container.decodeIfPresent(Timestamp.self, forKey: .nextRefreshAt)
+        self.retryAt = try container.decodeIfPresent(Timestamp.self, forKey: .retryAt)
+        self.lastRefreshError = try container.decodeIfPresent(ErrorCode.self, forKey: .lastRefreshError)
+        // Absent from a daemon older than profiles: no claims.
+        self.profile = try container.decodeIfPresent(UserClaims.self, forKey: .profile) ?? .empty
+        self.customData = try container.decodeIfPresent(UserClaims.self, forKey: .customData) ?? .empty
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -104,5 +138,7 @@ public struct UserInfo: Sendable, Hashable, Codable {
         try container.encode(self.nextRefreshAt, forKey: .nextRefreshAt)
         try container.encode(self.retryAt, forKey: .retryAt)
         try container.encode(self.lastRefreshError, forKey: .lastRefreshError)
+        try container.encode(self.profile, forKey: .profile)
+        try container.encode(self.customData, forKey: .customData)
     }
 }

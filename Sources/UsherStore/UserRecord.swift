@@ -29,6 +29,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         case refreshToken = "refresh_token"
         case refreshTokenExpiresAt = "refresh_token_expires_at"
         case providerData = "provider_data"
+        case profile
+        case customData = "custom_data"
     }
 
     typealias Columns = CodingKeys
@@ -54,6 +56,9 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     var refreshToken: String?
     var refreshTokenExpiresAt: Int64?
     var providerData: String?
+    /// Canonical JSON text (`UserClaims.json`); `{}` when empty (column default, migration `v8-profiles`).
+    var profile: String
+    var customData: String
 
     /// Reads a row selected through `databaseSelection`, by column index.
     ///
@@ -79,6 +84,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.refreshToken = row[15]
         self.refreshTokenExpiresAt = row[16]
         self.providerData = row[17]
+        self.profile = row[18]
+        self.customData = row[19]
     }
 
     /// The row for `user`. Only the secret columns in `sealing` are sealed (with `cipher`) and filled in; the others
@@ -107,6 +114,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.refreshToken = try sealed(user.tokens?.refreshToken, .refreshToken)
         self.refreshTokenExpiresAt = user.tokens?.refreshExpiresAt?.millisecondsSinceEpoch
         self.providerData = try sealed(user.providerData, .providerData)
+        self.profile = user.profile.json
+        self.customData = user.customData.json
     }
 
     /// Whether a secret column holds plaintext (stored before encryption was turned on).
@@ -147,7 +156,9 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
             lastActiveAt: self.lastActiveAt.map(Timestamp.init(millisecondsSinceEpoch:)),
             activeGeneration: self.activeGeneration,
             tokens: tokens,
-            providerData: try opener.open(self.providerData)
+            providerData: try opener.open(self.providerData),
+            profile: UserClaims(storedJSON: self.profile),
+            customData: UserClaims(storedJSON: self.customData)
         )
     }
 }
@@ -181,6 +192,8 @@ extension UserRecord.Columns {
         check(old.tokens?.refreshToken != new.tokens?.refreshToken, .refreshToken)
         check(old.tokens?.refreshExpiresAt != new.tokens?.refreshExpiresAt, .refreshTokenExpiresAt)
         check(old.providerData != new.providerData, .providerData)
+        check(old.profile != new.profile, .profile)
+        check(old.customData != new.customData, .customData)
         return columns
     }
 }

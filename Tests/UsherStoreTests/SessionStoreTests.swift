@@ -212,7 +212,9 @@ struct SessionStoreTests {
                 refreshToken: "other-refresh",
                 refreshExpiresAt: Self.time(1111)
             ),
-            providerData: #"{"id_token":"x"}"#
+            providerData: #"{"id_token":"x"}"#,
+            profile: UserClaims(["name": "Ann Changed", "locale": "en-GB"]),
+            customData: UserClaims(["groups": ["staff"]])
         )
         _ = try fixture.written()
         try await fixture.commit(saving: changed, previous: ann, generation: 4)
