@@ -223,7 +223,9 @@ extension Event {
     var isAboutASeat: Bool {
         switch self.payload {
         case .activeUserChanged, .seatAdded, .seatRemoved, .switchPending, .leaseBroken: true
-        case .userLoggedIn, .userLoggedOut, .userRemoved, .tokenRefreshed, .refreshFailed, .daemonStopping: false
+        case .userLoggedIn, .userLoggedOut, .userRemoved, .tokenRefreshed, .refreshFailed, .daemonStopping,
+            .userChanged:
+            false
         }
     }
 }

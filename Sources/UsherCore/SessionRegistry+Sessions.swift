@@ -170,6 +170,8 @@ extension SessionRegistry {
                 user.kind = authentication.kind
                 user.email = authentication.email ?? user.email
                 user.name = authentication.name ?? user.name
+                user.profile = authentication.profile ?? user.profile
+                user.customData = authentication.customData ?? user.customData
                 user.state = .loggedIn
                 user.tokens = authentication.tokens
                 user.providerData = authentication.providerData

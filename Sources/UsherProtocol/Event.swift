@@ -13,6 +13,8 @@ public enum EventName: String, Sendable, Hashable, Codable, CaseIterable {
     case switchPending = "switch_pending"
     /// Sent only to the holders of the leases it broke (not to subscribers).
     case leaseBroken = "lease_broken"
+    /// A user's profile or custom data changed (`refresh_profile`, `update_profile`).
+    case userChanged = "user_changed"
 }
 
 extension EventName {
@@ -54,6 +56,8 @@ public struct Event: Sendable, Hashable, Codable {
         case switchPending(previousUserID: String?, userID: String?, deadline: Timestamp)
         /// A lease stopped holding anything back: forced through, or the session it protected ended.
         case leaseBroken(lease: String, reason: String)
+        /// Something about the user changed other than its state (its profile or custom data).
+        case userChanged(user: UserInfo)
     }
 
     public init(generation: Int64, _ payload: Payload) {
@@ -80,6 +84,7 @@ public struct Event: Sendable, Hashable, Codable {
         case .seatRemoved: .seatRemoved
         case .switchPending: .switchPending
         case .leaseBroken: .leaseBroken
+        case .userChanged: .userChanged
         }
     }
 
@@ -104,7 +109,7 @@ public struct Event: Sendable, Hashable, Codable {
         try container.encode(self.generation, forKey: .generation)
         var data = container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
         switch self.payload {
-        case .userLoggedIn(let user):
+        case .userLoggedIn(let user), .userChanged(let user):
             try data.encode(user, forKey: .user)
         case .activeUserChanged(let previous, let current):
             try data.encode(previous, forKey: .previousUserID)
@@ -189,6 +194,8 @@ public struct Event: Sendable, Hashable, Codable {
                 lease: try data.decode(String.self, forKey: .lease),
                 reason: try data.decode(String.self, forKey: .reason)
             )
+        case .userChanged:
+            self.payload = .userChanged(user: try data.decode(UserInfo.self, forKey: .user))
         }
     }
 }

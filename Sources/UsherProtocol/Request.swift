@@ -79,6 +79,8 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case release
     case listLeases = "list_leases"
     case changePassword = "change_password"
+    case refreshProfile = "refresh_profile"
+    case updateProfile = "update_profile"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

@@ -18,6 +18,9 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
     package var idTokenIssuers: [String: OutsideTokenConfiguration] = [:]
     /// `[providers.NAME.function]`: let this command decide (`function` credentials).
     package var function: FunctionHookConfiguration?
+    /// `[providers.NAME.access_token.ISSUER]`: accept these issuers' access tokens, by name (`access_token`
+    /// credentials).
+    package var accessTokenIssuers: [String: AccessTokenIssuerConfiguration] = [:]
 
     package init(
         accessTokenLifetimeMilliseconds: Int64 = 30 * 60_000,
@@ -46,10 +49,10 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     package let name: String
     package let type = "local"
     package let configuration: LocalProviderConfiguration
-    private let database: AppDatabase
+    let database: AppDatabase
     private let signer: TokenSigner
     private let hasher: PasswordHasher
-    private let clock: any SessionClock
+    let clock: any SessionClock
     /// Verifiers and the function for outside credentials.
     let outside: OutsideCredentials
 
@@ -160,7 +163,12 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             guard await self.hasher.verify(password, against: account.passwordHash) else {
                 throw ProviderError.invalidCredentials("wrong email or password")
             }
-            return try await self.openSession(subject: account.id, kind: type, email: account.email)
+            return try await self.openSession(
+                subject: account.id,
+                kind: type,
+                email: account.email,
+                profile: try await self.accountProfile(account)
+            )
         case CredentialType.anonymous:
             guard self.configuration.allowAnonymous else {
                 throw ProviderError.unsupportedCredentials("anonymous login is turned off for provider \(self.name)")
@@ -178,13 +186,20 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
                 ),
                 let account = try await self.database.localAccount(provider: self.name, id: subject)
             else { throw ProviderError.invalidCredentials("unknown or deleted API key") }
-            return try await self.openSession(subject: subject, kind: type, email: account.email)
+            return try await self.openSession(
+                subject: subject,
+                kind: type,
+                email: account.email,
+                profile: try await self.accountProfile(account)
+            )
         case CredentialType.jwt:
             return try await self.authenticateJWT(credentials)
         case CredentialType.idToken:
             return try await self.authenticateIDToken(credentials)
         case CredentialType.function:
             return try await self.authenticateFunction(credentials)
+        case CredentialType.accessToken:
+            return try await self.authenticateAccessToken(credentials)
         default:
             throw ProviderError.unsupportedCredentials(
                 "provider \(self.name) does not accept credentials of type \"\(type)\""
@@ -196,7 +211,9 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         subject: String,
         kind: String,
         email: String?,
-        name: String? = nil
+        name: String? = nil,
+        profile: UserClaims? = nil,
+        customData: UserClaims? = nil
     ) async throws -> Authentication {
         let now = self.clock.now()
         let grant = LocalRefreshGrant(
@@ -213,7 +230,15 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             grant: grant
         )
         let tokens = try await self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
-        return Authentication(subject: subject, kind: kind, email: email, name: name, tokens: tokens)
+        return Authentication(
+            subject: subject,
+            kind: kind,
+            email: email,
+            name: name ?? profile?["name"]?.stringValue,
+            tokens: tokens,
+            profile: profile,
+            customData: customData
+        )
     }
 
     private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) async throws -> TokenSet {

@@ -25,7 +25,7 @@ struct Usher: AsyncParsableCommand {
         subcommands: [
             Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Passwd.self, Login.self, Switch.self,
             Logout.self, Remove.self, Token.self, Exec.self, Refresh.self, APIKey.self, Watch.self, Call.self,
-            Seats.self, Inhibit.self, Leases.self,
+            Seats.self, Inhibit.self, Leases.self, Profile.self,
         ]
     )
 

@@ -79,7 +79,7 @@ extension Usher {
             line += "  gen \(event.generation)"
             let details: String
             switch event.payload {
-            case .userLoggedIn(let user):
+            case .userLoggedIn(let user), .userChanged(let user):
                 details = Format.user(user)
             case .activeUserChanged(let previous, let current):
                 details = "\(previous.map(who) ?? "none") -> \(current.map(who) ?? "none")"

@@ -87,6 +87,13 @@ struct GoldenEventTests {
         )
     }
 
+    @Test func userChangedEvent() throws {
+        try expectEvent(
+            Event(generation: 14, .userChanged(user: Fixtures.fullUser)),
+            #"{"data":{"user":"# + Fixtures.fullUserJSON + #"},"event":"user_changed","generation":14}"# + "\n"
+        )
+    }
+
     @Test func daemonStoppingEvent() throws {
         try expectEvent(
             Event(generation: 13, .daemonStopping),
@@ -107,6 +114,7 @@ struct GoldenEventTests {
             Event(generation: 0, seat: "s", .seatRemoved),
             Event(generation: 0, seat: "s", .switchPending(previousUserID: nil, userID: nil, deadline: Fixtures.t0)),
             Event(generation: 0, seat: "s", .leaseBroken(lease: "l_1", reason: "forced")),
+            Event(generation: 0, .userChanged(user: Fixtures.bareUser)),
         ]
         #expect(events.map(\.name) == EventName.allCases)
     }

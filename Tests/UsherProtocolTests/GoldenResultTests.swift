@@ -261,7 +261,7 @@ struct GoldenResultTests {
             id: .int(21),
             #"{"id":21,"result":{"generation":21,"subscribed":["user_logged_in","active_user_changed","#
                 + #""user_logged_out","user_removed","token_refreshed","refresh_failed","daemon_stopping","#
-                + #""seat_added","seat_removed","switch_pending","lease_broken"]}}"# + "\n"
+                + #""seat_added","seat_removed","switch_pending","lease_broken","user_changed"]}}"# + "\n"
         )
     }
 

@@ -14,6 +14,7 @@ struct TypedParamsTests {
             ListAPIKeysRequest.self, DeleteAPIKeyRequest.self, JWKSRequest.self, SubscribeRequest.self,
             StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self, ListSeatsRequest.self,
             InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self, ChangePasswordRequest.self,
+            RefreshProfileRequest.self, UpdateProfileRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -25,7 +26,7 @@ struct TypedParamsTests {
                 "hello", "providers", "register", "login", "current_user", "list_users", "switch_user", "logout",
                 "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
                 "jwks", "subscribe", "status", "login_begin", "login_wait", "list_seats", "inhibit", "release",
-                "list_leases", "change_password",
+                "list_leases", "change_password", "refresh_profile", "update_profile",
             ]
         )
     }
@@ -37,6 +38,23 @@ struct TypedParamsTests {
         #expect(!request.description.contains("secret"))
         #expect(throws: ResponseError(.invalidParams, "params.new_password is required")) {
             try ChangePasswordRequest(params: Params(["email": "ann@example.com", "old_password": "a secret"]))
+        }
+    }
+
+    @Test func updateProfileTakesNamePictureAndLocaleAndReadsBack() throws {
+        let request = UpdateProfileRequest(userID: "u_1", changes: ["name": "Ada", "locale": .null])
+        let read = try UpdateProfileRequest(params: request.params)
+        #expect(read.params == request.params)
+        #expect(read.changes == ["name": "Ada", "locale": .null])
+        #expect(throws: ResponseError(.invalidParams, "update_profile needs at least one of name, picture, locale")) {
+            try UpdateProfileRequest(params: Params(["user_id": "u_1", "email": "x@example.com"]))
+        }
+        #expect(throws: ResponseError(.invalidParams, "params.picture must be a string or null, not number")) {
+            try UpdateProfileRequest(params: Params(["picture": 3]))
+        }
+        try expectRoundTrip(RefreshProfileRequest(userID: "u_1", seat: "seat0")) {
+            #expect($0.userID == "u_1")
+            #expect($0.seat == "seat0")
         }
     }
 

@@ -42,7 +42,7 @@ package struct EventLog {
         func name(_ id: String?) -> String { id.map { self.names[$0] ?? $0 } ?? "nil" }
         let details: String
         switch event.payload {
-        case .userLoggedIn(let user): details = name(user.id)
+        case .userLoggedIn(let user), .userChanged(let user): details = name(user.id)
         case .activeUserChanged(let previous, let current): details = "\(name(previous)) -> \(name(current))"
         case .userLoggedOut(let id, let reason): details = "\(name(id)) \(reason.rawValue)"
         case .userRemoved(let id): details = name(id)

@@ -26,6 +26,9 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     /// `grant_types`: the grants the token endpoint accepts, overriding discovery's `grant_types_supported` (some
     /// providers list fewer than they accept). Full grant type identifiers; nil: trust discovery.
     package var grantTypes: Set<String>?
+    /// `custom_claims`: the claims kept as the user's `custom_data` (from the ID token, userinfo, or the access token
+    /// when it is a JWT). Never a secret's name (`UserClaims.customClaimNameProblem`).
+    package var customClaims: [String] = []
 
     /// The grant names `grant_types` accepts, and the grant type identifier each stands for: the identifiers that
     /// discovery documents list, and `device_code` and `token_exchange` for the two URNs.

@@ -28,6 +28,8 @@ extension MethodHandler {
         case .release: .release
         case .listLeases: .listLeases
         case .changePassword: .changePassword
+        case .refreshProfile: .refreshProfile
+        case .updateProfile: .updateProfile
         }
     }
 }
