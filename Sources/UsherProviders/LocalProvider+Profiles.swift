@@ -45,7 +45,7 @@ extension LocalProvider: ProfileReading, ProfileEditing {
     }
 
     /// A value `update_profile` accepts for `name`: a string of the claim's shape, or null or "" to remove it.
-    static func checkedProfileValue(_ name: String, _ value: JSONValue) throws(ProviderError) -> JSONValue {
+    package static func checkedProfileValue(_ name: String, _ value: JSONValue) throws(ProviderError) -> JSONValue {
         guard let limit = Self.editableProfileClaims[name] else {
             throw .invalidParams("update_profile sets name, picture and locale, not \(name)")
         }
@@ -74,7 +74,7 @@ extension LocalProvider: ProfileReading, ProfileEditing {
     }
 
     /// `https://HOST[...]`: a host of letters, digits, dots, dashes (or a bracketed address), no spaces.
-    static func isHTTPSURL(_ text: String) -> Bool {
+    package static func isHTTPSURL(_ text: String) -> Bool {
         guard text.lowercased().hasPrefix("https://") else { return false }
         let rest = text.dropFirst("https://".count)
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
@@ -83,7 +83,7 @@ extension LocalProvider: ProfileReading, ProfileEditing {
     }
 
     /// The shape of a BCP 47 tag: a 2–8 letter language, then subtags of 1–8 letters or digits, joined by `-`.
-    static func isLanguageTag(_ text: String) -> Bool {
+    package static func isLanguageTag(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard let language = parts.first, (2...8).contains(language.count),
             language.allSatisfy({ $0.isASCII && $0.isLetter })
