@@ -205,8 +205,9 @@ class Bench:
             fields = stat.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def seed(self, name, count):
-        """A daemon's state directory with `count` logged-in users, written straight into its database."""
+    def seed(self, name, count, profiles=False):
+        """A daemon's state directory with `count` logged-in users, written straight into its database; with
+        `profiles`, each has a full profile and some custom data."""
         process, sock, _ = self.start_usherd(name)
         self.stop(process)
         database = sqlite3.connect(os.path.join(self.directory, name, "state", "usher.sqlite"))
@@ -219,14 +220,25 @@ class Bench:
             subject = b64url(hashlib.sha256(f"subject{index}".encode()).digest())[:42]
             access = b64url(os.urandom(276))
             refresh = b64url(os.urandom(32))
+            profile, custom = "{}", "{}"
+            if profiles:
+                # A full OpenID Connect profile (~330 bytes) and a little custom data, as a provider gives them.
+                profile = json.dumps({
+                    "email": f"user{index}@example.com", "email_verified": True, "family_name": "Example",
+                    "given_name": f"User{index}", "locale": "en-GB", "name": f"User {index}",
+                    "picture": f"https://cdn.example.com/avatars/{user_id}.png",
+                    "preferred_username": f"user{index}", "updated_at": now // 1000, "zoneinfo": "Europe/London",
+                }, sort_keys=True, separators=(",", ":"))
+                custom = json.dumps({"groups": ["staff", f"team-{index % 50}"], "tenant": "acme"},
+                                    sort_keys=True, separators=(",", ":"))
             rows.append((user_id, "local", subject, "jwt", f"user{index}@example.com",
                          f"User {index}", "logged_in", index + 1, now, now, now, index + 1, access, now,
-                         now + 30 * 60_000, refresh, now + 60 * 86_400_000, None))
+                         now + 30 * 60_000, refresh, now + 60 * 86_400_000, None, profile, custom))
         database.executemany(
             "INSERT INTO user (id, provider, subject, kind, email, name, state, added_generation, created_at, "
             "last_login_at, last_active_at, active_generation, access_token, access_token_issued_at, "
-            "access_token_expires_at, refresh_token, refresh_token_expires_at, provider_data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            "access_token_expires_at, refresh_token, refresh_token_expires_at, provider_data, profile, custom_data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         database.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (count,))
         database.commit()
         database.close()
@@ -300,7 +312,32 @@ class Bench:
 
     # -- the run -----------------------------------------------------------------------------------------------
 
+    def memory(self):
+        """`--memory-only`: idle memory at `--users` users without and with profiles, and after paging through them
+        (list_users, limit 500) twenty times and reading the whole list once."""
+        print(f"usherd memory with {self.args.users:,} users: {self.args.usherd}")
+        for profiles in (False, True):
+            name = "profiles" if profiles else "bare"
+            self.seed(name, self.args.users, profiles=profiles)
+            process, sock, startup = self.start_usherd(name)
+            time.sleep(2)
+            idle, anonymous = self.rss_mib(process), self.anonymous_mib(process)
+            start = time.monotonic()
+            paged = self.page_through(sock, process, times=20)
+            paging_seconds = (time.monotonic() - start) / 20
+            whole = self.call(sock, {"method": "list_users"})
+            after_whole = self.rss_mib(process)
+            peak = self.rss_mib(process, "VmHWM:")
+            print(f"{name:>8}: first answer after {startup:.2f} s; idle RSS {idle:.0f} MiB ({anonymous:.0f} MiB "
+                  f"anonymous); after paging 20 times (limit 500, {paging_seconds:.2f} s a pass): {paged:.0f} MiB; "
+                  f"after the whole list ({len(whole['users']):,} users) once: {after_whole:.0f} MiB; "
+                  f"peak {peak:.0f} MiB")
+            self.stop(process)
+
     def run(self):
+        if self.args.memory_only:
+            self.memory()
+            return
         echo_path = os.path.join(self.directory, "echo.sock")
         echo = self.spawn([self.args.lineecho, echo_path])
         self.wait_for_socket(echo_path, echo)
@@ -398,6 +435,8 @@ def main():
     parser.add_argument("--login-users", type=int, default=20_000)
     parser.add_argument("--logins", type=int, default=20_000)
     parser.add_argument("--cli-runs", type=int, default=50)
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only idle and list_users paging memory at --users users, without and with profiles")
     bench = Bench(parser.parse_args())
     try:
         bench.run()

@@ -79,6 +79,29 @@ extension UsherClient {
         try await self.send(RefreshRequest(userID: userID))
     }
 
+    /// Refreshes a user's tokens and reads its profile and custom data at the provider again (the SDK's
+    /// `refreshCustomData()`; by default the active user's). Subscribers get `user_changed` when anything changed.
+    public func refreshProfile(userID: String? = nil, seat: String? = nil) async throws -> UserResult {
+        try await self.send(RefreshProfileRequest(userID: userID, seat: seat))
+    }
+
+    /// Sets the name, picture or locale of a local email/password account's profile (by default the active user's):
+    /// `.some(nil)` removes one, nil leaves it as it is.
+    public func updateProfile(
+        userID: String? = nil,
+        seat: String? = nil,
+        name: String?? = nil,
+        picture: String?? = nil,
+        locale: String?? = nil
+    ) async throws -> UserResult {
+        var changes: [String: JSONValue] = [:]
+        for (key, value) in [("name", name), ("picture", picture), ("locale", locale)] {
+            guard let value else { continue }
+            changes[key] = value.map(JSONValue.string) ?? .null
+        }
+        return try await self.send(UpdateProfileRequest(userID: userID, seat: seat, changes: changes))
+    }
+
     /// Creates a named API key; the result holds the key, which is never shown again.
     public func createAPIKey(name: String, userID: String? = nil) async throws -> CreateAPIKeyRequest.Result {
         try await self.send(CreateAPIKeyRequest(name: name, userID: userID))

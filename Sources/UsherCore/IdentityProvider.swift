@@ -54,6 +54,11 @@ package struct Authentication: Sendable {
     package var tokens: TokenSet
     /// Opaque provider data kept with the session (for example an OIDC ID token for logout hints).
     package var providerData: String?
+    /// The standard claims the provider gave (`UserClaims.profile(from:)`); nil: the provider says nothing, and the
+    /// user keeps the profile it has.
+    package var profile: UserClaims?
+    /// The claims the provider's `custom_claims` names; nil as for `profile`.
+    package var customData: UserClaims?
 
     package init(
         subject: String,
@@ -61,7 +66,9 @@ package struct Authentication: Sendable {
         email: String?,
         name: String? = nil,
         tokens: TokenSet,
-        providerData: String? = nil
+        providerData: String? = nil,
+        profile: UserClaims? = nil,
+        customData: UserClaims? = nil
     ) {
         self.subject = subject
         self.kind = kind
@@ -69,6 +76,8 @@ package struct Authentication: Sendable {
         self.name = name
         self.tokens = tokens
         self.providerData = providerData
+        self.profile = profile
+        self.customData = customData
     }
 }
 
@@ -91,6 +100,8 @@ extension User {
         self.makeSessionIdentity(identity)
         self.email = authentication.email ?? self.email
         self.name = authentication.name ?? self.name
+        self.profile = authentication.profile ?? self.profile
+        self.customData = authentication.customData ?? self.customData
         self.state = .loggedIn
         self.tokens = authentication.tokens
         self.providerData = authentication.providerData
@@ -231,6 +242,24 @@ package protocol AccountDeleting: IdentityProvider {
     ///
     /// - Throws: `ProviderError` when the provider refuses or cannot be reached: then nothing was deleted.
     func deleteAccount(_ identity: Identity, session: ProviderSession?) async throws -> (any PendingWrite)?
+}
+
+/// Providers that can read a user's claims again (`refresh_profile`): the OpenID Connect provider's userinfo, the
+/// local provider's stored profile.
+package protocol ProfileReading: IdentityProvider {
+    /// The user's current profile and custom data, read with the session's (just refreshed) tokens. Nil members: the
+    /// provider has nothing new to say about them.
+    func readProfile(_ session: ProviderSession) async throws -> (profile: UserClaims?, customData: UserClaims?)
+}
+
+/// Providers whose accounts keep a profile the user edits (`update_profile`): the local provider.
+package protocol ProfileEditing: IdentityProvider {
+    /// The account's profile with `changes` merged in (a `.null` value removes a claim), and the write that stores it,
+    /// which the registry commits in the same transaction as the user's new profile.
+    func updateProfile(
+        subject: String,
+        changes: [String: JSONValue]
+    ) async throws -> (profile: UserClaims, write: any PendingWrite)
 }
 
 /// Providers whose users can create API keys to log in with.

@@ -385,7 +385,9 @@ extension UserInfo {
             retryAt: loggedIn ? status?.retryAt : nil,
             lastRefreshError: loggedIn ? status?.lastError : nil,
             subject: user.subject,
-            otherIdentities: user.otherIdentities
+            otherIdentities: user.otherIdentities,
+            profile: user.profile,
+            customData: user.customData
         )
     }
 }

@@ -32,6 +32,10 @@ package struct User: Sendable, Hashable {
     /// The uid of the peer that opened the current session (login or link); nil when unknown (sessions from before
     /// usher recorded it). `delete_user` lets that uid delete the account without `manage` over others.
     package var sessionUID: UInt32?
+    /// The standard claims the provider gave (see `UserInfo.profile`).
+    package var profile: UserClaims
+    /// The claims the provider's `custom_claims` names.
+    package var customData: UserClaims
 
     package init(
         id: String,
@@ -49,7 +53,9 @@ package struct User: Sendable, Hashable {
         tokens: TokenSet?,
         providerData: String?,
         otherIdentities: [Identity] = [],
-        sessionUID: UInt32? = nil
+        sessionUID: UInt32? = nil,
+        profile: UserClaims = .empty,
+        customData: UserClaims = .empty
     ) {
         self.id = id
         self.provider = provider
@@ -67,6 +73,8 @@ package struct User: Sendable, Hashable {
         self.providerData = providerData
         self.otherIdentities = otherIdentities
         self.sessionUID = sessionUID
+        self.profile = profile
+        self.customData = customData
     }
 
     /// A user id that no identity derives: for a new user whose derived id is taken (its identity was unlinked from

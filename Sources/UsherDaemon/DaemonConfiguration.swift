@@ -141,7 +141,9 @@ package struct DaemonConfiguration: Sendable {
                 }
                 switch try section.string("type") {
                 case "local":
-                    parsed.append(.local(name: name, try Self.localProvider(name: name, &section)))
+                    parsed.append(
+                        .local(name: name, try Self.localProvider(name: name, &section, secretFiles: &self.secretFiles))
+                    )
                 case "oidc":
                     parsed.append(.oidc(name: name, try Self.oidcProvider(&section, secretFiles: &self.secretFiles)))
                 case nil:
@@ -243,7 +245,8 @@ package struct DaemonConfiguration: Sendable {
 
     private static func localProvider(
         name: String,
-        _ section: inout ConfigSection
+        _ section: inout ConfigSection,
+        secretFiles: inout [(setting: String, path: String)]
     ) throws(ConfigurationError)
         -> LocalProviderConfiguration
     {
@@ -257,7 +260,7 @@ package struct DaemonConfiguration: Sendable {
         configuration.allowAnonymous = try section.bool("allow_anonymous") ?? configuration.allowAnonymous
         configuration.allowRegistration = try section.bool("allow_registration") ?? configuration.allowRegistration
         configuration.issuer = try section.string("issuer") ?? configuration.issuer
-        try Self.outsideCredentials(&section, into: &configuration)
+        try Self.outsideCredentials(&section, into: &configuration, secretFiles: &secretFiles)
         try Self.registration(&section, into: &configuration)
         return configuration
     }

@@ -80,6 +80,7 @@ extension DaemonConfiguration {
             }
             configuration.deleteAccountMethod = method
         }
+        configuration.customClaims = try Self.customClaims(&section)
         return configuration
     }
 
@@ -93,9 +94,10 @@ extension DaemonConfiguration {
 
     /// Reads a client secret: an absolute path as it is; a relative name from `$CREDENTIALS_DIRECTORY` (systemd's
     /// `LoadCredential=`) when it is there, else next to the configuration file. Trailing newlines are dropped.
-    private static func readSecret(
+    static func readSecret(
         _ path: String,
-        section: ConfigSection
+        section: ConfigSection,
+        setting: String = "client_secret_file"
     ) throws(ConfigurationError) -> (secret: String, path: String) {
         var candidates: [String] = []
         if path.hasPrefix("/") {
@@ -108,15 +110,12 @@ extension DaemonConfiguration {
             candidates.append("\(directory)/\(path)")
         }
         guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-            throw section.error(
-                "client_secret_file",
-                "no such file (looked at \(candidates.joined(separator: ", ")))"
-            )
+            throw section.error(setting, "no such file (looked at \(candidates.joined(separator: ", ")))")
         }
         guard let data = FileManager.default.contents(atPath: found), var secret = String(data: data, encoding: .utf8)
-        else { throw section.error("client_secret_file", "cannot read \(found)") }
+        else { throw section.error(setting, "cannot read \(found)") }
         while let last = secret.unicodeScalars.last, last == "\n" || last == "\r" { secret.unicodeScalars.removeLast() }
-        guard !secret.isEmpty else { throw section.error("client_secret_file", "\(found) is empty") }
+        guard !secret.isEmpty else { throw section.error(setting, "\(found) is empty") }
         return (secret, found)
     }
 }

@@ -2,10 +2,11 @@ import UsherProviders
 
 extension DaemonConfiguration {
     /// Reads a local provider's sections for outside credentials: `[providers.NAME.jwt]`,
-    /// `[providers.NAME.id_token.ISSUER]` and `[providers.NAME.function]`.
+    /// `[providers.NAME.id_token.ISSUER]`, `[providers.NAME.access_token.ISSUER]` and `[providers.NAME.function]`.
     static func outsideCredentials(
         _ section: inout ConfigSection,
-        into configuration: inout LocalProviderConfiguration
+        into configuration: inout LocalProviderConfiguration,
+        secretFiles: inout [(setting: String, path: String)]
     ) throws(ConfigurationError) {
         if var jwt = try section.section("jwt") {
             configuration.jwt = try Self.outsideToken(&jwt, readsClaimNames: true)
@@ -26,14 +27,25 @@ extension DaemonConfiguration {
             }
             try idTokens.finish()
         }
+        if var accessTokens = try section.section("access_token") {
+            for name in accessTokens.keys {
+                guard var issuer = try accessTokens.section(name) else { continue }
+                guard Self.isValidIssuerName(name) else {
+                    throw issuer.error(nil, "issuer names are 1 to 64 characters of a-z, A-Z, 0-9, '-', '_'")
+                }
+                configuration.accessTokenIssuers[name] = try Self.accessTokenIssuer(&issuer, secretFiles: &secretFiles)
+                try issuer.finish()
+            }
+            try accessTokens.finish()
+        }
         if var function = try section.section("function") {
             configuration.function = try Self.functionHook(&function)
             try function.finish()
         }
     }
 
-    /// `issuer`, `audience`, `jwks_file` or `jwks_url`, `algorithms`, `leeway`, and for `[jwt]` `subject_claim` and
-    /// `email_claim`.
+    /// `issuer`, `audience`, `jwks_file` or `jwks_url`, `algorithms`, `leeway`, `custom_claims`, and for `[jwt]`
+    /// `subject_claim` and `email_claim`.
     private static func outsideToken(
         _ section: inout ConfigSection,
         readsClaimNames: Bool
@@ -88,6 +100,68 @@ extension DaemonConfiguration {
         if let leeway = try section.duration("leeway", in: 0...600_000) {
             configuration.leewaySeconds = leeway / 1000
         }
+        configuration.customClaims = try Self.customClaims(&section)
+        return configuration
+    }
+
+    private static func isValidIssuerName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+            })
+    }
+
+    /// `[providers.NAME.access_token.ISSUER]`: `introspection_url` (with `client_id` and `client_secret_file`) or
+    /// `userinfo_url`; `audience`, `accepted_client_ids`, `subject_field`, `email_field`, `request_timeout`,
+    /// `custom_claims`.
+    private static func accessTokenIssuer(
+        _ section: inout ConfigSection,
+        secretFiles: inout [(setting: String, path: String)]
+    ) throws(ConfigurationError) -> AccessTokenIssuerConfiguration {
+        let check: AccessTokenIssuerConfiguration.Check
+        switch (try section.string("introspection_url"), try section.string("userinfo_url")) {
+        case (let url?, nil):
+            if let problem = AccessTokenIssuerConfiguration.problem(withURL: url) {
+                throw section.error("introspection_url", problem)
+            }
+            check = .introspection(url: url)
+        case (nil, let url?):
+            if let problem = AccessTokenIssuerConfiguration.problem(withURL: url) {
+                throw section.error("userinfo_url", problem)
+            }
+            check = .userinfo(url: url)
+        case (nil, nil):
+            throw section.error(nil, "needs introspection_url or userinfo_url: where tokens are checked")
+        case (_?, _?):
+            throw section.error(nil, "give introspection_url or userinfo_url, not both")
+        }
+        var configuration = AccessTokenIssuerConfiguration(check: check)
+        configuration.clientID = try section.string("client_id")
+        if let path = try section.string("client_secret_file") {
+            guard configuration.clientID != nil else {
+                throw section.error("client_secret_file", "needs client_id: the client the secret belongs to")
+            }
+            let (secret, found) = try Self.readSecret(path, section: section)
+            configuration.clientSecret = secret
+            secretFiles.append((setting: "\(section.path).client_secret_file", path: found))
+        }
+        if case .introspection = check, configuration.clientID == nil {
+            throw section.error("client_id", "is required with introspection_url: the client usher introspects as")
+        }
+        if case .array? = section.values["audience"] {
+            configuration.audiences = try section.stringArray("audience") ?? []
+        } else if let audience = try section.string("audience") {
+            configuration.audiences = [audience]
+        }
+        configuration.acceptedClientIDs = try section.stringArray("accepted_client_ids") ?? []
+        for key in ["subject_field", "email_field"] {
+            guard let field = try section.string(key) else { continue }
+            guard !field.isEmpty else { throw section.error(key, "must not be empty") }
+            if key == "subject_field" { configuration.subjectField = field } else { configuration.emailField = field }
+        }
+        configuration.requestTimeoutMilliseconds =
+            try section.duration("request_timeout", in: 100...300_000) ?? configuration.requestTimeoutMilliseconds
+        configuration.customClaims = try Self.customClaims(&section)
         return configuration
     }
 

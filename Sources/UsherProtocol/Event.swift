@@ -4,7 +4,8 @@ public enum EventName: String, Sendable, Hashable, Codable, CaseIterable {
     case activeUserChanged = "active_user_changed"
     case userLoggedOut = "user_logged_out"
     case userRemoved = "user_removed"
-    /// A user's identities changed (`link_credentials`, `unlink_identity`).
+    /// A user changed other than in its state: its identities (`link_credentials`, `unlink_identity`), its profile or
+    /// custom data (`refresh_profile`, `update_profile`).
     case userChanged = "user_changed"
     case tokenRefreshed = "token_refreshed"
     case refreshFailed = "refresh_failed"
@@ -60,7 +61,7 @@ public struct Event: Sendable, Hashable, Codable {
         case activeUserChanged(previousUserID: String?, userID: String?)
         case userLoggedOut(userID: String, reason: LogoutReason)
         case userRemoved(userID: String, reason: RemovalReason = .requested)
-        /// The user as it is now (its identities changed).
+        /// The user as it is now: something other than its state changed (identities, profile, custom data).
         case userChanged(user: UserInfo)
         case tokenRefreshed(userID: String, accessTokenExpiresAt: Timestamp)
         case refreshFailed(userID: String, code: ErrorCode, message: String, retryAt: Timestamp?)
@@ -123,7 +124,7 @@ public struct Event: Sendable, Hashable, Codable {
         try container.encode(self.generation, forKey: .generation)
         var data = container.nestedContainer(keyedBy: DataKeys.self, forKey: .data)
         switch self.payload {
-        case .userLoggedIn(let user):
+        case .userLoggedIn(let user), .userChanged(let user):
             try data.encode(user, forKey: .user)
         case .activeUserChanged(let previous, let current):
             try data.encode(previous, forKey: .previousUserID)
@@ -134,8 +135,6 @@ public struct Event: Sendable, Hashable, Codable {
         case .userRemoved(let userID, let reason):
             try data.encode(userID, forKey: .userID)
             try data.encode(reason, forKey: .reason)
-        case .userChanged(let user):
-            try data.encode(user, forKey: .user)
         case .tokenRefreshed(let userID, let expiresAt):
             try data.encode(userID, forKey: .userID)
             try data.encode(expiresAt, forKey: .accessTokenExpiresAt)

@@ -87,6 +87,8 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case resendConfirmation = "resend_confirmation"
     case requestPasswordReset = "request_password_reset"
     case completePasswordReset = "complete_password_reset"
+    case refreshProfile = "refresh_profile"
+    case updateProfile = "update_profile"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

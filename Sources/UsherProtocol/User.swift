@@ -45,6 +45,11 @@ public struct UserInfo: Sendable, Hashable, Codable {
     public var identities: [Identity] {
         [Identity(provider: self.provider, kind: self.kind, subject: self.subject)] + self.otherIdentities
     }
+    /// The standard OpenID Connect claims the provider gave (`name`, `given_name`, `picture`, `locale`, ...), or what
+    /// `update_profile` set for a local account. Never a secret.
+    public var profile: UserClaims
+    /// The claims the provider's `custom_claims` setting names, as the provider gave them.
+    public var customData: UserClaims
 
     public init(
         id: String,
@@ -64,7 +69,9 @@ public struct UserInfo: Sendable, Hashable, Codable {
         retryAt: Timestamp?,
         lastRefreshError: ErrorCode?,
         subject: String = "",
-        otherIdentities: [Identity] = []
+        otherIdentities: [Identity] = [],
+        profile: UserClaims = .empty,
+        customData: UserClaims = .empty
     ) {
         self.id = id
         self.provider = provider
@@ -84,6 +91,8 @@ public struct UserInfo: Sendable, Hashable, Codable {
         self.lastRefreshError = lastRefreshError
         self.subject = subject
         self.otherIdentities = otherIdentities
+        self.profile = profile
+        self.customData = customData
     }
 
     enum CodingKeys: String, CodingKey {
@@ -98,6 +107,8 @@ public struct UserInfo: Sendable, Hashable, Codable {
         case retryAt = "retry_at"
         case lastRefreshError = "last_refresh_error"
         case identities
+        case profile
+        case customData = "custom_data"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -122,6 +133,9 @@ public struct UserInfo: Sendable, Hashable, Codable {
         let identities = try container.decodeIfPresent([Identity].self, forKey: .identities) ?? []
         self.subject = identities.first?.subject ?? ""
         self.otherIdentities = Array(identities.dropFirst())
+        // Absent from a daemon older than profiles: no claims.
+        self.profile = try container.decodeIfPresent(UserClaims.self, forKey: .profile) ?? .empty
+        self.customData = try container.decodeIfPresent(UserClaims.self, forKey: .customData) ?? .empty
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -143,5 +157,7 @@ public struct UserInfo: Sendable, Hashable, Codable {
         try container.encode(self.retryAt, forKey: .retryAt)
         try container.encode(self.lastRefreshError, forKey: .lastRefreshError)
         try container.encode(self.identities, forKey: .identities)
+        try container.encode(self.profile, forKey: .profile)
+        try container.encode(self.customData, forKey: .customData)
     }
 }

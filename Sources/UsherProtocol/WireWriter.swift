@@ -96,6 +96,8 @@ extension UserInfo {
         writer.bool(self.active)
         writer.raw(",\"created_at\":")
         writer.timestamp(self.createdAt)
+        writer.raw(",\"custom_data\":")
+        writer.bytes.append(contentsOf: self.customData.json.utf8)
         writer.raw(",\"email\":")
         writer.optional(self.email) { $0.string($1) }
         writer.raw(",\"id\":")
@@ -118,6 +120,8 @@ extension UserInfo {
         writer.optional(self.name) { $0.string($1) }
         writer.raw(",\"next_refresh_at\":")
         writer.optional(self.nextRefreshAt) { $0.timestamp($1) }
+        writer.raw(",\"profile\":")
+        writer.bytes.append(contentsOf: self.profile.json.utf8)
         writer.raw(",\"provider\":")
         writer.string(self.provider)
         writer.raw(",\"refresh_token_expires_at\":")

@@ -20,6 +20,9 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
     package var function: FunctionHookConfiguration?
     /// `[providers.NAME.registration]`: confirmation of new accounts and self-service password resets.
     package var registration = AccountRegistrationConfiguration()
+    /// `[providers.NAME.access_token.ISSUER]`: accept these issuers' access tokens, by name (`access_token`
+    /// credentials).
+    package var accessTokenIssuers: [String: AccessTokenIssuerConfiguration] = [:]
 
     package init(
         accessTokenLifetimeMilliseconds: Int64 = 30 * 60_000,
@@ -176,7 +179,12 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             }
             // Only after the password proved right: an unconfirmed account is never revealed to anyone else.
             guard account.confirmed else { throw ProviderError.accountUnconfirmed }
-            return try await self.openSession(subject: account.id, kind: type, email: account.email)
+            return try await self.openSession(
+                subject: account.id,
+                kind: type,
+                email: account.email,
+                profile: try await self.accountProfile(account)
+            )
         case CredentialType.anonymous:
             guard self.configuration.allowAnonymous else {
                 throw ProviderError.unsupportedCredentials("anonymous login is turned off for provider \(self.name)")
@@ -194,13 +202,20 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
                 ),
                 let account = try await self.database.localAccount(provider: self.name, id: subject)
             else { throw ProviderError.invalidCredentials("unknown or deleted API key") }
-            return try await self.openSession(subject: subject, kind: type, email: account.email)
+            return try await self.openSession(
+                subject: subject,
+                kind: type,
+                email: account.email,
+                profile: try await self.accountProfile(account)
+            )
         case CredentialType.jwt:
             return try await self.authenticateJWT(credentials)
         case CredentialType.idToken:
             return try await self.authenticateIDToken(credentials)
         case CredentialType.function:
             return try await self.authenticateFunction(credentials)
+        case CredentialType.accessToken:
+            return try await self.authenticateAccessToken(credentials)
         default:
             throw ProviderError.unsupportedCredentials(
                 "provider \(self.name) does not accept credentials of type \"\(type)\""
@@ -212,7 +227,9 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         subject: String,
         kind: String,
         email: String?,
-        name: String? = nil
+        name: String? = nil,
+        profile: UserClaims? = nil,
+        customData: UserClaims? = nil
     ) async throws -> Authentication {
         let now = self.clock.now()
         let grant = LocalRefreshGrant(
@@ -229,7 +246,15 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             grant: grant
         )
         let tokens = try await self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
-        return Authentication(subject: subject, kind: kind, email: email, name: name, tokens: tokens)
+        return Authentication(
+            subject: subject,
+            kind: kind,
+            email: email,
+            name: name ?? profile?["name"]?.stringValue,
+            tokens: tokens,
+            profile: profile,
+            customData: customData
+        )
     }
 
     private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) async throws -> TokenSet {

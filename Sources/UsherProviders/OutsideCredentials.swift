@@ -35,6 +35,8 @@ package struct OutsideTokenConfiguration: Sendable, Hashable {
     package var emailClaim = "email"
     /// `leeway`: clock skew allowed for `exp`, `nbf` and `iat`.
     package var leewaySeconds: Int64 = 60
+    /// `custom_claims`: the token's claims kept as the user's `custom_data`.
+    package var customClaims: [String] = []
 
     package init(issuer: String, audiences: [String], keys: KeySet) {
         self.issuer = issuer
@@ -57,6 +59,13 @@ struct OutsideCredentials: Sendable {
     var jwt: TokenIssuer?
     var idTokenIssuers: [String: TokenIssuer] = [:]
     var function: FunctionHook?
+    /// One configured access-token issuer, with the HTTP client its checks use (bounded by its `request_timeout`).
+    struct AccessTokenIssuer: Sendable {
+        var configuration: AccessTokenIssuerConfiguration
+        var http: OIDCHTTP
+    }
+
+    var accessTokenIssuers: [String: AccessTokenIssuer] = [:]
 
     init(
         providerName: String,
@@ -88,6 +97,16 @@ struct OutsideCredentials: Sendable {
         self.function = configuration.function.map {
             FunctionHook(providerName: providerName, configuration: $0, logger: logger)
         }
+        self.accessTokenIssuers = configuration.accessTokenIssuers.mapValues { issuer in
+            AccessTokenIssuer(
+                configuration: issuer,
+                http: OIDCHTTP(
+                    client: httpClient,
+                    timeout: .milliseconds(issuer.requestTimeoutMilliseconds),
+                    logger: logger
+                )
+            )
+        }
     }
 
     /// The credential types these enable, in the order `providers` lists them.
@@ -96,12 +115,15 @@ struct OutsideCredentials: Sendable {
         if self.jwt != nil { types.append(CredentialType.jwt) }
         if !self.idTokenIssuers.isEmpty { types.append(CredentialType.idToken) }
         if self.function != nil { types.append(CredentialType.function) }
+        if !self.accessTokenIssuers.isEmpty { types.append(CredentialType.accessToken) }
         return types
     }
 
     /// Whether `subject` belongs to a user of outside credentials (who has no local account, hence no API keys).
     static func isOutsideSubject(_ subject: String) -> Bool {
-        [CredentialType.jwt, CredentialType.idToken, CredentialType.function].contains { subject.hasPrefix($0 + ":") }
+        [CredentialType.jwt, CredentialType.idToken, CredentialType.function, CredentialType.accessToken].contains {
+            subject.hasPrefix($0 + ":")
+        }
     }
 }
 
@@ -123,7 +145,9 @@ extension LocalProvider {
             subject: "\(CredentialType.jwt):\(issuer.configuration.issuer):\(subject)",
             kind: CredentialType.jwt,
             email: Self.email(claims, claim: issuer.configuration.emailClaim, requireVerified: false),
-            name: claims["name"]?.stringValue
+            name: claims["name"]?.stringValue,
+            profile: UserClaims.profile(from: claims),
+            customData: UserClaims.customData(from: claims, names: issuer.configuration.customClaims)
         )
     }
 
@@ -160,7 +184,9 @@ extension LocalProvider {
             subject: "\(CredentialType.idToken):\(issuer.configuration.issuer):\(subject)",
             kind: CredentialType.idToken,
             email: Self.email(claims, claim: "email", requireVerified: true),
-            name: claims["name"]?.stringValue
+            name: claims["name"]?.stringValue,
+            profile: UserClaims.profile(from: claims),
+            customData: UserClaims.customData(from: claims, names: issuer.configuration.customClaims)
         )
     }
 

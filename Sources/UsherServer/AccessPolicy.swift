@@ -6,7 +6,7 @@ import UsherProtocol
 package enum Permission: String, Sendable, Hashable, CaseIterable, Comparable {
     /// `providers`, `current_user`, `list_users`, `subscribe`, `status`, `jwks`.
     case read
-    /// `access_token`, `refresh`.
+    /// `access_token`, `refresh`, `refresh_profile`.
     case token
     /// Everything that changes state.
     case manage

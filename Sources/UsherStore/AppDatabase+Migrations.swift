@@ -137,6 +137,19 @@ extension AppDatabase {
                 t.uniqueKey(["account_id", "purpose"])
             }
         }
+        migrator.registerMigration("v8-profiles") { db in
+            // Issue 21, part 4: each user's profile and custom data (canonical JSON objects, `UserClaims`), and the
+            // profile a local account's owner edits (`update_profile`). Depends on no other migration of the issue.
+            try db.alter(table: "user") { t in
+                t.add(column: "profile", .text).notNull().defaults(to: "{}")
+                t.add(column: "custom_data", .text).notNull().defaults(to: "{}")
+            }
+            try db.alter(table: "local_account") { t in
+                t.add(column: "profile", .text).notNull().defaults(to: "{}")
+            }
+            // Existing users get the profile they had: their email and name.
+            try Self.seedProfiles(db)
+        }
         return migrator
     }
 }

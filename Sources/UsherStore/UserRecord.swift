@@ -31,6 +31,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         case providerData = "provider_data"
         case linkedIdentities = "linked_identities"
         case sessionUID = "session_uid"
+        case profile
+        case customData = "custom_data"
     }
 
     typealias Columns = CodingKeys
@@ -58,6 +60,9 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     var providerData: String?
     var linkedIdentities: Int
     var sessionUID: Int64?
+    /// Canonical JSON text (`UserClaims.json`); `{}` when empty (column default, migration `v8-profiles`).
+    var profile: String
+    var customData: String
 
     /// Reads a row selected through `databaseSelection`, by column index.
     ///
@@ -85,6 +90,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.providerData = row[17]
         self.linkedIdentities = row[18]
         self.sessionUID = row[19]
+        self.profile = row[20]
+        self.customData = row[21]
     }
 
     /// The row for `user`. Only the secret columns in `sealing` are sealed (with `cipher`) and filled in; the others
@@ -115,6 +122,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.providerData = try sealed(user.providerData, .providerData)
         self.linkedIdentities = user.otherIdentities.count
         self.sessionUID = user.sessionUID.map(Int64.init)
+        self.profile = user.profile.json
+        self.customData = user.customData.json
     }
 
     /// Whether a secret column holds plaintext (stored before encryption was turned on).
@@ -156,7 +165,9 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
             activeGeneration: self.activeGeneration,
             tokens: tokens,
             providerData: try opener.open(self.providerData),
-            sessionUID: self.sessionUID.flatMap(UInt32.init(exactly:))
+            sessionUID: self.sessionUID.flatMap(UInt32.init(exactly:)),
+            profile: UserClaims(storedJSON: self.profile),
+            customData: UserClaims(storedJSON: self.customData)
         )
     }
 }
@@ -192,6 +203,8 @@ extension UserRecord.Columns {
         check(old.providerData != new.providerData, .providerData)
         check(old.otherIdentities.count != new.otherIdentities.count, .linkedIdentities)
         check(old.sessionUID != new.sessionUID, .sessionUID)
+        check(old.profile != new.profile, .profile)
+        check(old.customData != new.customData, .customData)
         return columns
     }
 }

@@ -194,7 +194,26 @@ enum Format {
         pairs.append(("state", self.state(user.state)))
         pairs.append(("token", self.tokenSummary(user)))
         if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }
+        pairs += self.profileFields(user)
         return Output.fields(pairs)
+    }
+
+    /// The profile's claims, one a line (`locale  en-GB`), and the custom data as its JSON; escaped, as they come from
+    /// the provider.
+    static func profileFields(_ user: UserInfo) -> [(String, String)] {
+        var pairs: [(String, String)] = []
+        for (name, value) in user.profile.claims.sorted(by: { $0.key < $1.key }) {
+            let text: String
+            switch value {
+            case .string(let string): text = string
+            case .bool(let bool): text = bool ? "true" : "false"
+            case .int(let int): text = String(int)
+            default: text = UserClaims([name: value]).json
+            }
+            pairs.append((Terminal.escaped(name.replacing("_", with: " ")), Terminal.escaped(text)))
+        }
+        if !user.customData.isEmpty { pairs.append(("custom data", Terminal.escaped(user.customData.json))) }
+        return pairs
     }
 
     /// `fresh, expires 2026-11-21 09:03:58 (in 59m)`, `retrying at ... after provider_unavailable`, `none`.

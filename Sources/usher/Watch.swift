@@ -79,7 +79,7 @@ extension Usher {
             line += "  gen \(event.generation)"
             let details: String
             switch event.payload {
-            case .userLoggedIn(let user):
+            case .userLoggedIn(let user), .userChanged(let user):
                 details = Format.user(user)
             case .activeUserChanged(let previous, let current):
                 details = "\(previous.map(who) ?? "none") -> \(current.map(who) ?? "none")"
@@ -87,8 +87,6 @@ extension Usher {
                 details = "\(who(userID)) (\(reason.rawValue.replacing("_", with: " ")))"
             case .userRemoved(let userID, let reason):
                 details = "\(who(userID)) (\(reason.rawValue.replacing("_", with: " ")))"
-            case .userChanged(let user):
-                details = Format.user(user)
             case .tokenRefreshed(let userID, let expiresAt):
                 details = "\(who(userID))  expires \(Format.time(expiresAt))"
             case .refreshFailed(let userID, let code, let message, let retryAt):

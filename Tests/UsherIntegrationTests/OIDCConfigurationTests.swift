@@ -135,7 +135,7 @@ struct OIDCConfigurationTests {
                 section.append(body)
             }
         }
-        #expect(section.count == 12, "\(section)")
+        #expect(section.count == 13, "\(section)")
         let directory = try TestDirectory()
         defer { directory.remove() }
         try directory.write("corp.secret", "s3cret\n")

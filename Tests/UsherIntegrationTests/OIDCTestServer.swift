@@ -137,6 +137,20 @@ final class OIDCTestServer: @unchecked Sendable {
         )
     }
 
+    /// Changes `user`'s names and groups at the server, as an administrator would (the claims change with them).
+    func setProfile(of user: String, firstName: String, lastName: String, groups: [String] = []) async throws {
+        let output = try await Self.python(
+            ["server.py", "set-profile", self.directory.file("state"), user, firstName, lastName] + groups
+        )
+        guard output.status == 0 else { throw TestSupportError("set-profile failed: \(output.stderr)") }
+    }
+
+    /// Makes every access token of `user` expired at the server.
+    func expireAccessTokens(of user: String) async throws {
+        let output = try await Self.python(["server.py", "expire", self.directory.file("state"), user])
+        guard output.status == 0 else { throw TestSupportError("expire failed: \(output.stderr)") }
+    }
+
     /// The scripted person at a browser (`browser.py`).
     func browser(_ arguments: [String]) async throws -> ProcessOutput {
         try await Self.python(["browser.py"] + arguments, timeout: .seconds(30))
@@ -144,7 +158,8 @@ final class OIDCTestServer: @unchecked Sendable {
 
     /// The `[providers.*]` sections for this server: one provider per client. Secrets are files next to the
     /// configuration (`secretDirectory`), named `password.secret`, `short.secret`, `service.secret`.
-    func providers(secretDirectory: String? = nil, defaultProvider: String = "corp") -> String {
+    func providers(secretDirectory: String? = nil, defaultProvider: String = "corp", corp extra: String = "") -> String
+    {
         let secrets = secretDirectory ?? self.directory.path
         return """
             [daemon]
@@ -165,6 +180,7 @@ final class OIDCTestServer: @unchecked Sendable {
             issuer = "\(self.issuer)"
             client_id = "usher-password"
             client_secret_file = "\(secrets)/password.secret"
+            \(extra)
 
             [providers.short]
             type = "oidc"

@@ -37,6 +37,29 @@ extension OutsideCredentialsTests {
             "providers.local.function.timeout"
         ),
         ("[providers.local.function]\ncommand = [\"/bin/true\"]\nshell = true\n", "providers.local.function.shell"),
+        // Opaque access tokens are checked only over https, or plain http on a loopback host.
+        (
+            "[providers.local.access_token.fb]\nuserinfo_url = \"http://graph.example.com/me\"\n",
+            "providers.local.access_token.fb.userinfo_url"
+        ),
+        (
+            "[providers.local.access_token.gh]\nintrospection_url = \"http://10.1.2.3/introspect\"\nclient_id = \"c\"\n",
+            "providers.local.access_token.gh.introspection_url"
+        ),
+        (
+            "[providers.local.access_token.gh]\nintrospection_url = \"https://auth.example.com/introspect\"\n",
+            "providers.local.access_token.gh.client_id"
+        ),
+        ("[providers.local.access_token.gh]\nsubject_field = \"id\"\n", "providers.local.access_token.gh"),
+        // custom_claims never names a secret.
+        (
+            "[providers.local.jwt]\nissuer = \"i\"\naudience = \"a\"\njwks_file = \"/k.json\"\ncustom_claims = [\"nonce\"]\n",
+            "providers.local.jwt.custom_claims"
+        ),
+        (
+            "[providers.local.access_token.fb]\nuserinfo_url = \"https://graph.example.com/me\"\ncustom_claims = [\"at_hash\"]\n",
+            "providers.local.access_token.fb.custom_claims"
+        ),
     ])
     func badConfigurationsNameTheKeyAndTheFile(_ section: String, key: String) async throws {
         try await expectConfigurationError("[providers.local]\ntype = \"local\"\n\n" + section, naming: key)

@@ -30,17 +30,23 @@ enum Fixtures {
         retryAt: at(90_000),
         lastRefreshError: .providerUnavailable,
         subject: "acct-1",
-        otherIdentities: [Identity(provider: "local", kind: "anonymous", subject: "anonymous:9f")]
+        otherIdentities: [Identity(provider: "local", kind: "anonymous", subject: "anonymous:9f")],
+        profile: UserClaims(["name": "Ada Lovelace", "email_verified": true, "picture": "https://example.com/a/b.png"]),
+        customData: UserClaims(["groups": ["eng", "ops"], "level": 3, "note": "quote \" and \\"])
     )
 
     static let fullUserJSON =
         #"{"access_token_expires_at":"2027-01-15T09:00:00.000Z","active":true,"#
-        + #""created_at":"2027-01-15T08:00:00.000Z","email":"ada@example.com","id":"u_01","#
+        + #""created_at":"2027-01-15T08:00:00.000Z","#
+        + #""custom_data":{"groups":["eng","ops"],"level":3,"note":"quote \" and \\"},"#
+        + #""email":"ada@example.com","id":"u_01","#
         + #""identities":[{"kind":"email_password","provider":"local","subject":"acct-1"},"#
         + #"{"kind":"anonymous","provider":"local","subject":"anonymous:9f"}],"kind":"email_password","#
         + #""last_active_at":"2027-01-15T08:01:00.456Z","last_login_at":"2027-01-15T08:01:00.123Z","#
         + #""last_refresh_error":"provider_unavailable","name":"Ada Lovelace","#
-        + #""next_refresh_at":"2027-01-15T08:50:00.000Z","provider":"local","#
+        + #""next_refresh_at":"2027-01-15T08:50:00.000Z","#
+        + #""profile":{"email_verified":true,"name":"Ada Lovelace","picture":"https://example.com/a/b.png"},"#
+        + #""provider":"local","#
         + #""refresh_token_expires_at":"2028-01-15T08:00:00.000Z","retry_at":"2027-01-15T08:01:30.000Z","#
         + #""state":"logged_in","token_state":"retrying"}"#
 
@@ -66,10 +72,11 @@ enum Fixtures {
     )
 
     static let bareUserJSON =
-        #"{"access_token_expires_at":null,"active":false,"created_at":"2023-11-14T22:13:20.000Z","email":null,"#
-        + #""id":"u_02","identities":[{"kind":"anonymous","provider":"guest","subject":"anonymous:02"}],"#
-        + #""kind":"anonymous","last_active_at":null,"last_login_at":null,"last_refresh_error":null,"#
-        + #""name":null,"next_refresh_at":null,"provider":"guest","refresh_token_expires_at":null,"retry_at":null,"#
+        #"{"access_token_expires_at":null,"active":false,"created_at":"2023-11-14T22:13:20.000Z","custom_data":{},"#
+        + #""email":null,"id":"u_02","identities":[{"kind":"anonymous","provider":"guest","subject":"anonymous:02"}],"#
+        + #""kind":"anonymous","last_active_at":null,"last_login_at":null,"#
+        + #""last_refresh_error":null,"name":null,"next_refresh_at":null,"profile":{},"provider":"guest","#
+        + #""refresh_token_expires_at":null,"retry_at":null,"#
         + #""state":"logged_out","token_state":"none"}"#
 }
 

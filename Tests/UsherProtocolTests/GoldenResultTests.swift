@@ -118,12 +118,16 @@ struct GoldenResultTests {
             LogoutRequest.Result(generation: 10, user: user, revoked: true),
             id: .int(10),
             #"{"id":10,"result":{"generation":10,"revoked":true,"user":{"access_token_expires_at":null,"#
-                + #""active":false,"created_at":"2027-01-15T08:00:00.000Z","email":"ada@example.com","id":"u_01","#
+                + #""active":false,"created_at":"2027-01-15T08:00:00.000Z","#
+                + #""custom_data":{"groups":["eng","ops"],"level":3,"note":"quote \" and \\"},"#
+                + #""email":"ada@example.com","id":"u_01","#
                 + #""identities":[{"kind":"email_password","provider":"local","subject":"acct-1"},"#
                 + #"{"kind":"anonymous","provider":"local","subject":"anonymous:9f"}],"#
                 + #""kind":"email_password","last_active_at":"2027-01-15T08:01:00.456Z","#
                 + #""last_login_at":"2027-01-15T08:01:00.123Z","last_refresh_error":null,"name":"Ada Lovelace","#
-                + #""next_refresh_at":null,"provider":"local","refresh_token_expires_at":null,"retry_at":null,"#
+                + #""next_refresh_at":null,"#
+                + #""profile":{"email_verified":true,"name":"Ada Lovelace","picture":"https://example.com/a/b.png"},"#
+                + #""provider":"local","refresh_token_expires_at":null,"retry_at":null,"#
                 + #""state":"logged_out","token_state":"none"}}}"# + "\n"
         )
     }

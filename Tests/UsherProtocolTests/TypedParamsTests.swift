@@ -17,6 +17,7 @@ struct TypedParamsTests {
             LinkCredentialsRequest.self, UnlinkIdentityRequest.self, DeleteUserRequest.self,
             ResetPasswordRequest.self, ConfirmUserRequest.self, ResendConfirmationRequest.self,
             RequestPasswordResetRequest.self, CompletePasswordResetRequest.self,
+            RefreshProfileRequest.self, UpdateProfileRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -31,6 +32,7 @@ struct TypedParamsTests {
                 "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
                 "reset_password", "confirm_user", "resend_confirmation", "request_password_reset",
                 "complete_password_reset",
+                "refresh_profile", "update_profile",
             ]
         )
     }
@@ -64,6 +66,23 @@ struct TypedParamsTests {
         }
         #expect(throws: ResponseError(.invalidParams, "params.new_password is required")) {
             try ResetPasswordRequest(params: Params(["email": "ann@example.com"]))
+        }
+    }
+
+    @Test func updateProfileTakesNamePictureAndLocaleAndReadsBack() throws {
+        let request = UpdateProfileRequest(userID: "u_1", changes: ["name": "Ada", "locale": .null])
+        let read = try UpdateProfileRequest(params: request.params)
+        #expect(read.params == request.params)
+        #expect(read.changes == ["name": "Ada", "locale": .null])
+        #expect(throws: ResponseError(.invalidParams, "update_profile needs at least one of name, picture, locale")) {
+            try UpdateProfileRequest(params: Params(["user_id": "u_1", "email": "x@example.com"]))
+        }
+        #expect(throws: ResponseError(.invalidParams, "params.picture must be a string or null, not number")) {
+            try UpdateProfileRequest(params: Params(["picture": 3]))
+        }
+        try expectRoundTrip(RefreshProfileRequest(userID: "u_1", seat: "seat0")) {
+            #expect($0.userID == "u_1")
+            #expect($0.seat == "seat0")
         }
     }
 

@@ -214,7 +214,9 @@ struct SessionStoreTests {
             ),
             providerData: #"{"id_token":"x"}"#,
             otherIdentities: [Identity(provider: "corp", kind: "oidc", subject: "ann-old")],
-            sessionUID: 1000
+            sessionUID: 1000,
+            profile: UserClaims(["name": "Ann Changed", "locale": "en-GB"]),
+            customData: UserClaims(["groups": ["staff"]])
         )
         _ = try fixture.written()
         try await fixture.commit(saving: changed, previous: ann, generation: 4)

@@ -42,11 +42,10 @@ package struct EventLog {
         func name(_ id: String?) -> String { id.map { self.names[$0] ?? $0 } ?? "nil" }
         let details: String
         switch event.payload {
-        case .userLoggedIn(let user): details = name(user.id)
+        case .userLoggedIn(let user), .userChanged(let user): details = name(user.id)
         case .activeUserChanged(let previous, let current): details = "\(name(previous)) -> \(name(current))"
         case .userLoggedOut(let id, let reason): details = "\(name(id)) \(reason.rawValue)"
         case .userRemoved(let id, _): details = name(id)
-        case .userChanged(let user): details = name(user.id)
         case .tokenRefreshed(let id, _): details = name(id)
         case .refreshFailed(let id, let code, _, _): details = "\(name(id)) \(code)"
         case .daemonStopping, .seatRemoved: details = ""

@@ -94,7 +94,9 @@ extension OIDCProvider {
             email: Self.verifiedEmail(claims),
             name: claims["name"]?.stringValue ?? claims["preferred_username"]?.stringValue,
             tokens: response.tokenSet(now: self.clock.now()),
-            providerData: nil
+            providerData: nil,
+            profile: UserClaims.profile(from: claims),
+            customData: self.customData(from: claims, accessToken: response.accessToken)
         )
     }
 

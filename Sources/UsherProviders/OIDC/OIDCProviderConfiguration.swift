@@ -31,6 +31,9 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     package var deleteAccountURL: String?
     /// `delete_account_method`: `DELETE` (default) or `POST`.
     package var deleteAccountMethod = "DELETE"
+    /// `custom_claims`: the claims kept as the user's `custom_data` (from the ID token, userinfo, or the access token
+    /// when it is a JWT). Never a secret's name (`UserClaims.customClaimNameProblem`).
+    package var customClaims: [String] = []
 
     /// The grant names `grant_types` accepts, and the grant type identifier each stands for: the identifiers that
     /// discovery documents list, and `device_code` and `token_exchange` for the two URNs.

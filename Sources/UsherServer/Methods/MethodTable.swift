@@ -36,6 +36,8 @@ extension MethodHandler {
         case .resendConfirmation: .resendConfirmation
         case .requestPasswordReset: .requestPasswordReset
         case .completePasswordReset: .completePasswordReset
+        case .refreshProfile: .refreshProfile
+        case .updateProfile: .updateProfile
         }
     }
 }

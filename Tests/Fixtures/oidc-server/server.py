@@ -6,6 +6,9 @@
                                       "listening on http://127.0.0.1:PORT" once it accepts connections
     server.py revoke STATE_DIR USER   revoke every token of USER, as an administrator would (the server may run)
     server.py tokens STATE_DIR USER   print USER's tokens as JSON: {"access", "refresh_active", "refresh_revoked"}
+    server.py set-profile STATE_DIR USER FIRST LAST [GROUP...]
+                                      change USER's names and groups, as an administrator would (the server may run)
+    server.py expire STATE_DIR USER   make every access token of USER expired (as if its lifetime had passed)
 
 Test users: alice, bob, carol, dave, erin, frank, grace, heidi, ivan, judy (password "<name>-password", email "<name>@example.com").
 Clients (all sign ID tokens with RS256):
@@ -157,6 +160,31 @@ def tokens(state_dir, username):
     )
 
 
+def set_profile(state_dir, username, first_name, last_name, groups):
+    django_setup(state_dir)
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    user = get_user_model().objects.get(username=username)
+    user.first_name = first_name
+    user.last_name = last_name
+    user.save()
+    user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
+    print(json.dumps({"ok": True}), flush=True)
+
+
+def expire(state_dir, username):
+    django_setup(state_dir)
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import get_access_token_model
+
+    past = timezone.now() - timedelta(hours=1)
+    expired = get_access_token_model().objects.filter(user__username=username).update(expires=past)
+    print(json.dumps({"expired": expired}), flush=True)
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 2 else None
     if command == "setup":
@@ -167,5 +195,9 @@ if __name__ == "__main__":
         revoke(Path(sys.argv[2]), sys.argv[3])
     elif command == "tokens" and len(sys.argv) == 4:
         tokens(Path(sys.argv[2]), sys.argv[3])
+    elif command == "set-profile" and len(sys.argv) >= 6:
+        set_profile(Path(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:])
+    elif command == "expire" and len(sys.argv) == 4:
+        expire(Path(sys.argv[2]), sys.argv[3])
     else:
         sys.exit(__doc__)

@@ -36,6 +36,9 @@ final class ScriptedProvider: IdentityProvider {
         var refreshCalls: [RefreshCall] = []
         var revokedRefreshTokens: [String?] = []
         var holding = false
+        /// The claims the provider gives at login and `readProfile` (nil: it says nothing about profiles).
+        var claims: [String: JSONValue]?
+        var profileReads = 0
         var held: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -107,7 +110,15 @@ final class ScriptedProvider: IdentityProvider {
                 throw ProviderError.invalidCredentials("wrong email or password")
             }
             let tokens = self.issue(now: now, refreshExpiresAt: nil)
-            return Authentication(subject: email, kind: CredentialType.emailPassword, email: email, tokens: tokens)
+            let claims = self.state.withLock { $0.claims }
+            return Authentication(
+                subject: email,
+                kind: CredentialType.emailPassword,
+                email: email,
+                tokens: tokens,
+                profile: claims.map(UserClaims.profile(from:)),
+                customData: claims.map { UserClaims.customData(from: $0, names: ["groups"]) }
+            )
         case CredentialType.anonymous:
             let tokens = self.issue(now: now, refreshExpiresAt: nil)
             let subject = "anonymous-\(tokens.accessToken)"
@@ -174,5 +185,23 @@ final class ScriptedProvider: IdentityProvider {
                     ?? state.refreshLifetimeMilliseconds.map { now.adding(milliseconds: $0) }
             )
         }
+    }
+}
+
+extension ScriptedProvider: ProfileReading {
+    /// Sets the claims the provider gives from now on, as an administrator changing the account at the provider.
+    func setClaims(_ claims: [String: JSONValue]?) {
+        self.state.withLock { $0.claims = claims }
+    }
+
+    var profileReads: Int { self.state.withLock { $0.profileReads } }
+
+    func readProfile(_ session: ProviderSession) async throws -> (profile: UserClaims?, customData: UserClaims?) {
+        let claims = self.state.withLock { state in
+            state.profileReads += 1
+            return state.claims
+        }
+        guard let claims else { return (nil, nil) }
+        return (UserClaims.profile(from: claims), UserClaims.customData(from: claims, names: ["groups"]))
     }
 }
