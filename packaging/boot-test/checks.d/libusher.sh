@@ -30,7 +30,7 @@ mkdir -p "$work" && chmod 0755 "$work"
 # shellcheck disable=SC2046 # one word per flag
 cc -o "$work/walkthrough" /usr/share/doc/libusher-dev/examples/walkthrough-poll.c $(pkg-config --cflags --libs usher) \
 	|| fail "the example does not compile against the installed package"
-ldd "$work/walkthrough" | grep -q "libusher.so.0 => /usr/lib/.*/libusher.so.0" || fail "not linked to the packaged library: $(ldd "$work/walkthrough")"
+ldd "$work/walkthrough" | grep -Eq "libusher.so.0 => (/usr)?/lib/.*/libusher.so.0" || fail "not linked to the packaged library: $(ldd "$work/walkthrough")"
 ldd "$work/walkthrough" | grep -qi swift && fail "the example loads a Swift library: $(ldd "$work/walkthrough")"
 
 # alice finds the system daemon as the usher command does (no USHER_SOCKET, no per-user daemon).
