@@ -65,3 +65,15 @@ def test_an_administrator_resets_a_password_and_the_sessions_end(client: usher.C
         client.request_password_reset("kim@example.com")
     with pytest.raises(usher.InvalidToken):
         client.confirm_user("not-a-token")
+
+
+def test_a_local_account_edits_its_profile(client: usher.Client) -> None:
+    client.register("kim@example.com", PASSWORD)
+    kim = client.login_email("kim@example.com", PASSWORD).user
+    assert kim.profile.get("email") == "kim@example.com"
+    changed = client.update_profile(name="Kim Lee", locale="en-GB").user
+    assert changed.profile["name"] == "Kim Lee" and changed.profile["locale"] == "en-GB"
+    assert client.update_profile(remove=["locale"]).user.profile.get("locale") is None
+    assert client.refresh_profile().user.profile["name"] == "Kim Lee"
+    with pytest.raises(usher.InvalidParams):
+        client.update_profile(picture="http://example.com/not-https.png")

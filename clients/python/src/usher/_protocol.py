@@ -258,6 +258,19 @@ def delete_user(user_id: str, force: Optional[bool]) -> Call[Deletion]:
     return Call("delete_user", params(user_id=user_id, force=force), lambda r: Deletion.from_wire(_object(r)))
 
 
+def refresh_profile(user_id: Optional[str], seat: Optional[str]) -> Call[Change]:
+    return Call("refresh_profile", params(user_id=user_id, seat=seat), lambda r: Change.from_wire(_object(r)))
+
+
+def update_profile(changes: Mapping[str, Optional[str]], user_id: Optional[str], seat: Optional[str]) -> Call[Change]:
+    sent = params(user_id=user_id, seat=seat)
+    for name, value in changes.items():
+        if name not in ("name", "picture", "locale"):
+            raise ValueError(f"update_profile sets name, picture and locale, not {name!r}")
+        sent[name] = value  # None removes the claim (JSON null)
+    return Call("update_profile", sent, lambda r: Change.from_wire(_object(r)))
+
+
 def reset_password(email: str, new_password: str, provider: Optional[str]) -> Call[PasswordReset]:
     return Call(
         "reset_password",

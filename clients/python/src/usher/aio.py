@@ -364,6 +364,28 @@ class AsyncClient:
         provider cannot delete accounts)."""
         return await self._request(_protocol.delete_user(user_id, force))
 
+    async def refresh_profile(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Change:
+        """Reads the user's profile and custom data at its provider again (the SDKs' ``refreshCustomData``)."""
+        return await self._request(_protocol.refresh_profile(user_id, seat))
+
+    async def update_profile(
+        self,
+        *,
+        name: Optional[str] = None,
+        picture: Optional[str] = None,
+        locale: Optional[str] = None,
+        remove: Sequence[str] = (),
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+    ) -> Change:
+        """Sets an email/password account's ``name``, ``picture`` (https) or ``locale``; ``remove`` names claims to
+        clear."""
+        changes: Dict[str, Optional[str]] = {name: None for name in remove}
+        for key, value in (("name", name), ("picture", picture), ("locale", locale)):
+            if value is not None:
+                changes[key] = value
+        return await self._request(_protocol.update_profile(changes, user_id, seat))
+
     async def reset_password(self, email: str, new_password: str, *, provider: Optional[str] = None) -> PasswordReset:
         """Sets a local account's password as an administrator (``manage``): every session of it ends."""
         return await self._request(_protocol.reset_password(email, new_password, provider))

@@ -314,6 +314,28 @@ class Client:
         provider cannot delete accounts)."""
         return self._request(_protocol.delete_user(user_id, force))
 
+    def refresh_profile(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Change:
+        """Reads the user's profile and custom data at its provider again (the SDKs' ``refreshCustomData``)."""
+        return self._request(_protocol.refresh_profile(user_id, seat))
+
+    def update_profile(
+        self,
+        *,
+        name: Optional[str] = None,
+        picture: Optional[str] = None,
+        locale: Optional[str] = None,
+        remove: Sequence[str] = (),
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+    ) -> Change:
+        """Sets an email/password account's ``name``, ``picture`` (https) or ``locale``; ``remove`` names claims to
+        clear."""
+        changes: Dict[str, Optional[str]] = {name: None for name in remove}
+        for key, value in (("name", name), ("picture", picture), ("locale", locale)):
+            if value is not None:
+                changes[key] = value
+        return self._request(_protocol.update_profile(changes, user_id, seat))
+
     def reset_password(self, email: str, new_password: str, *, provider: Optional[str] = None) -> PasswordReset:
         """Sets a local account's password as an administrator (``manage``): every session of it ends."""
         return self._request(_protocol.reset_password(email, new_password, provider))

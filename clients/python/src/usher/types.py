@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ._wire import _get, _time, _object, _objects
 from .daemon_types import *  # noqa: F401,F403 (exported here too)
@@ -69,6 +69,14 @@ def _identities(obj: Mapping[str, Any], key: str) -> Tuple[Identity, ...]:
     return tuple(Identity.from_wire(item) for item in _objects(obj, key))
 
 
+def _claims(obj: Mapping[str, Any], key: str) -> Dict[str, Any]:
+    # A daemon from before profiles sends none.
+    if obj.get(key) is None:
+        return {}
+    value: Dict[str, Any] = dict(_get(obj, key, dict))
+    return value
+
+
 @dataclass(frozen=True)
 class User:
     """A user on the device (the user object of ``docs/protocol.md``)."""
@@ -95,6 +103,10 @@ class User:
     last_refresh_error: Optional[str]
     #: Every identity of the user: the session's first, then those linked to it (``link_credentials``).
     identities: Tuple[Identity, ...] = ()
+    #: The standard claims its provider gave (``name``, ``given_name``, ``picture``, ``locale``, ...): never a secret.
+    profile: Dict[str, Any] = field(default_factory=dict, compare=True)
+    #: The claims the provider's ``custom_claims`` setting names.
+    custom_data: Dict[str, Any] = field(default_factory=dict, compare=True)
 
     @property
     def anonymous(self) -> bool:
@@ -128,6 +140,8 @@ class User:
             retry_at=_time(obj, "retry_at"),
             last_refresh_error=_get(obj, "last_refresh_error", str, optional=True),
             identities=_identities(obj, "identities"),
+            profile=_claims(obj, "profile"),
+            custom_data=_claims(obj, "custom_data"),
         )
 
     @classmethod
