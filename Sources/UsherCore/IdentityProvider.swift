@@ -82,6 +82,11 @@ package struct Authentication: Sendable {
 }
 
 extension Authentication {
+    /// The identity this authentication proved at the provider named `provider`.
+    package func identity(at provider: String) -> Identity {
+        Identity(provider: provider, kind: self.kind, subject: self.subject)
+    }
+
     /// The session this authentication opened, as `userID`'s (to revoke it when it is not kept).
     package func session(userID: String) -> ProviderSession {
         ProviderSession(userID: userID, subject: self.subject, tokens: self.tokens, providerData: self.providerData)

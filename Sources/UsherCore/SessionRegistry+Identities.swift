@@ -109,7 +109,7 @@ extension SessionRegistry {
         guard authentication.kind != CredentialType.anonymous else {
             throw SessionError.invalidLink("cannot add anonymous credentials to an existing user")
         }
-        let identity = Identity(provider: provider.name, kind: authentication.kind, subject: authentication.subject)
+        let identity = authentication.identity(at: provider.name)
         return try await self.withIdentityGate(identity) {
             try await self.attach(identity, authentication, at: provider, to: userID, placement: placement)
         }

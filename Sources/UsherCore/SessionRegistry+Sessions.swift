@@ -89,7 +89,7 @@ extension SessionRegistry {
     ) async throws -> UserResult {
         // Claims with control characters never reach the store, the log or systemd's status line.
         let authentication = try await self.acceptableClaims(authentication, at: provider)
-        let identity = Identity(provider: provider.name, kind: authentication.kind, subject: authentication.subject)
+        let identity = authentication.identity(at: provider.name)
         return try await self.withIdentityGate(identity) {
             try await self.open(identity, authentication, at: provider, isAnonymous: isAnonymous, placement: placement)
         }
