@@ -75,6 +75,35 @@ struct OIDCAccountLifecycleTests {
         }
     }
 
+    /// `usher link --device`: the device flow, finished by `login_wait` with `link_to`, links the provider's account
+    /// to the guest instead of logging a new user in.
+    @Test func theDeviceFlowLinksThroughLoginWaitWithLinkTo() async throws {
+        let server = try Self.server()
+        try await DaemonProcess.with(config: Self.config(server)) { daemon in
+            let client = try daemon.connect()
+            let guest = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            let guestID = try #require(guest["user"]?["id"]?.stringValue)
+            let cli = try BackgroundProcess(
+                try BuiltProducts.path(of: "usher"),
+                ["--socket", daemon.socketPath, "link", "--provider", "device", "--device"]
+            )
+            let visit = try await cli.stderrLine { $0.hasPrefix("To log in, visit ") }
+            let uri = try #require(visit.split(separator: " ").first { $0.hasPrefix("http") }).description
+            let code = try await cli.stderrLine { line in
+                line.count == 8 && line.allSatisfy { $0.isUppercase || $0.isNumber }
+            }
+            let browser = try await server.browser(["device", uri, code, "frank", "frank-password"])
+            #expect(browser.status == 0, "\(browser.stderr)")
+            #expect(try await cli.exitStatus() == 0, "\(cli.stderr)")
+            let users = try #require(try await client.result("list_users")["users"]?.arrayValue)
+            #expect(users.count == 1, "a link adds no user: \(users)")
+            #expect(users.first?["id"]?.stringValue == guestID)
+            #expect(users.first?["kind"] == "device_code")
+            #expect(users.first?["email"] == "frank@example.com")
+            #expect(users.first?["identities"]?.arrayValue?.count == 2)
+        }
+    }
+
     @Test func deletionNeedsAnAccountDeletionEndpoint() async throws {
         let server = try Self.server()
         try await DaemonProcess.with(config: Self.config(server)) { daemon in
