@@ -55,7 +55,7 @@ struct GitCredentialTests {
             TestPython.executable,
             [Self.fixture, root, directory.file("jwks.json")]
         )
-        let listening = try await server.stderrLine { $0.hasPrefix("listening on ") }
+        let listening = try await server.stderrLine(within: .seconds(90)) { $0.hasPrefix("listening on ") }
         let base = String(listening.dropFirst("listening on ".count))
         let usher = URL(fileURLWithPath: try BuiltProducts.path(of: "usher")).deletingLastPathComponent().path
         let environment = [

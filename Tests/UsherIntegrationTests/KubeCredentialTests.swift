@@ -29,7 +29,7 @@ struct KubeCredentialTests {
                 TestPython.executable,
                 [Self.fixture, directory.path, directory.file("jwks.json")]
             )
-            let listening = try await server.stderrLine { $0.hasPrefix("listening on ") }
+            let listening = try await server.stderrLine(within: .seconds(90)) { $0.hasPrefix("listening on ") }
             let url = String(listening.dropFirst("listening on ".count))
             let usher = URL(fileURLWithPath: try BuiltProducts.path(of: "usher")).deletingLastPathComponent().path
             let kubeconfig = directory.file("kubeconfig")

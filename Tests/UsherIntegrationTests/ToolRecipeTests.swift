@@ -59,7 +59,9 @@ struct ToolRecipeTests {
     @Test func curlSendsTheTokenAndIsNotRunWithoutOne() async throws {
         try await Self.withBench { bench in
             let server = try bench.server("kube_server.py")
-            let url = String(try await server.stderrLine { $0.hasPrefix("listening on ") }.dropFirst(13))
+            let url = String(
+                try await server.stderrLine(within: .seconds(90)) { $0.hasPrefix("listening on ") }.dropFirst(13)
+            )
             let recipe = """
                 token=$(usher token --user kim@example.com --min-valid 5m)
                 curl --silent --fail --cacert \(bench.directory.file("ca.pem")) --oauth2-bearer "$token" \(url)/api
@@ -85,7 +87,9 @@ struct ToolRecipeTests {
     @Test func msmtpAuthenticatesWithXOAUTH2AndSendsNothingWithoutAToken() async throws {
         try await Self.withBench { bench in
             let server = try bench.server("smtp_server.py")
-            let port = String(try await server.stderrLine { $0.hasPrefix("listening on ") }.dropFirst(13))
+            let port = String(
+                try await server.stderrLine(within: .seconds(90)) { $0.hasPrefix("listening on ") }.dropFirst(13)
+            )
             let rc = bench.directory.file("msmtprc")
             try bench.directory.write(
                 "msmtprc",
