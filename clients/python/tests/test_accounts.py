@@ -77,3 +77,8 @@ def test_a_local_account_edits_its_profile(client: usher.Client) -> None:
     assert client.refresh_profile().user.profile["name"] == "Kim Lee"
     with pytest.raises(usher.InvalidParams):
         client.update_profile(picture="http://example.com/not-https.png")
+
+
+def test_users_stay_hashable_with_their_claims(client: usher.Client) -> None:
+    kim = client.login_anonymous().user
+    assert kim in {kim}

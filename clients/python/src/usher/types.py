@@ -104,9 +104,9 @@ class User:
     #: Every identity of the user: the session's first, then those linked to it (``link_credentials``).
     identities: Tuple[Identity, ...] = ()
     #: The standard claims its provider gave (``name``, ``given_name``, ``picture``, ``locale``, ...): never a secret.
-    profile: Dict[str, Any] = field(default_factory=dict, compare=True)
+    profile: Dict[str, Any] = field(default_factory=dict, hash=False)
     #: The claims the provider's ``custom_claims`` setting names.
-    custom_data: Dict[str, Any] = field(default_factory=dict, compare=True)
+    custom_data: Dict[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def anonymous(self) -> bool:
