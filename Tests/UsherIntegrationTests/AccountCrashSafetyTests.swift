@@ -4,8 +4,8 @@ import UsherProtocol
 import UsherStore
 import UsherTestSupport
 
-/// `link_credentials` and `delete_user` are one transaction each: killed with SIGKILL at random moments while they
-/// run, the daemon comes back with each either done or not done, never half (issue 21). A half-done link would be an
+/// `link_credentials` and `delete_user` are one transaction each: killed with SIGKILL while they
+/// run (or right after they were answered), the daemon comes back with each either done or not done, never half (issue 21). A half-done link would be an
 /// identity that finds a user that does not list it (or the reverse); a half-done deletion, a user whose account is
 /// gone or an account whose user is.
 @Suite(.integrationHangGuard)
@@ -40,8 +40,7 @@ struct AccountCrashSafetyTests {
                 let guest = try await setup.result("login", ["credentials": ["type": "anonymous"]])
                 let guestID = try #require(guest["user"]?["id"]?.stringValue)
 
-                // Both in flight at once, on two connections; the kill comes at a random moment, before, during or
-                // after their transactions.
+                // Both in flight at once, on two connections.
                 let linker = try daemon.connect()
                 let deleter = try daemon.connect()
                 try Self.send(
@@ -51,15 +50,24 @@ struct AccountCrashSafetyTests {
                     ["user_id": .string(guestID), "credentials": Self.credentials(linkEmail)]
                 )
                 try Self.send(deleter, 2, "delete_user", ["user_id": .string(doomedID)])
-                let linked: Bool
-                let deleted: Bool
-                if round.isMultiple(of: 2) {
-                    // At a random moment: mostly while they run (what was answered by then is acknowledged).
-                    try await Task.sleep(for: .microseconds(Int.random(in: 0...30_000)))
+                // The kill comes at a point chosen by what the daemon has answered, never by the clock: while both
+                // are in flight (right after sending), after one of them was acknowledged, or after both.
+                var linked = false
+                var deleted = false
+                switch round % 3 {
+                case 0:
+                    // Whatever was answered by the moment of the kill is acknowledged too.
                     linked = try linker.pollObject()?["result"] != nil
                     deleted = try deleter.pollObject()?["result"] != nil
-                } else {
-                    // Right after both were acknowledged, whatever the machine's speed: they must survive.
+                case 1:
+                    if round.isMultiple(of: 2) {
+                        linked = try await linker.readObject()["result"] != nil
+                        deleted = try deleter.pollObject()?["result"] != nil
+                    } else {
+                        deleted = try await deleter.readObject()["result"] != nil
+                        linked = try linker.pollObject()?["result"] != nil
+                    }
+                default:
                     linked = try await linker.readObject()["result"] != nil
                     deleted = try await deleter.readObject()["result"] != nil
                     #expect(linked && deleted, "round \(round): the link or the deletion failed")
