@@ -38,10 +38,7 @@ extension SessionRegistry {
             deleting.append((identity, provider))
         }
         // Refused before deleting anything: a block lease that holds the user's seat.
-        if !force, let seat = self.state.seats.seat(of: userID) {
-            let blocking = self.leases.leases(on: seat, mode: .block)
-            if !blocking.isEmpty { throw SessionError.inhibited(seat: seat, holders: blocking) }
-        }
+        if !force, let seat = self.state.seats.seat(of: userID) { try self.refuseIfBlocked([seat]) }
         // A provider that deletes with the session's access token gets one that is valid.
         if let tokens = user.tokens,
             tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch

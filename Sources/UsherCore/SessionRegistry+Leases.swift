@@ -135,6 +135,14 @@ extension SessionRegistry {
 
     static let admissionRounds = 4
 
+    /// Throws `inhibited` when a block lease holds one of `seats` (unforced changes only call it).
+    func refuseIfBlocked(_ seats: [String]) throws(SessionError) {
+        for seat in seats {
+            let blocking = self.leases.leases(on: seat, mode: .block)
+            if !blocking.isEmpty { throw .inhibited(seat: seat, holders: blocking) }
+        }
+    }
+
     private func holdingOff<T>(
         _ seats: [String],
         _ admission: SeatAdmission,
@@ -147,10 +155,7 @@ extension SessionRegistry {
             return result
         }
         // Refused before waiting: a change that cannot happen does not hold anyone up.
-        for seat in seats where !admission.force {
-            let blocking = self.leases.leases(on: seat, mode: .block)
-            if !blocking.isEmpty { throw SessionError.inhibited(seat: seat, holders: blocking) }
-        }
+        if !admission.force { try self.refuseIfBlocked(seats) }
         // The gates matter only while leases can hold a change back: without leases, changes of the seat go straight
         // to `mutate` (in order too), and can share a commit with the ones queued beside them.
         let gated = seats.contains { self.seatGates[$0] != nil || self.leases.isHeld(on: $0) }

@@ -90,6 +90,25 @@ struct DeleteUserTests {
         }
     }
 
+    @Test func aBlockLeaseRefusesTheDeletionBeforeAnythingIsDeleted() async throws {
+        try await DaemonProcess.with { daemon in
+            let client = try daemon.connect()
+            _ = try await client.result("register", ["email": "ann@example.com", "password": "secret one"])
+            let ann = try await client.result("login", ["credentials": Self.credentials("ann@example.com")])
+            let annID = try #require(ann["user"]?["id"]?.stringValue)
+            let holder = try daemon.connect()
+            _ = try await holder.result("inhibit", ["mode": "block", "who": "kiosk", "why": "card payment"])
+            #expect(try await client.errorCode("delete_user", ["user_id": .string(annID)]) == "inhibited")
+            // Nothing was deleted: the account still logs in, as the same user.
+            let again = try await client.result("login", ["credentials": Self.credentials("ann@example.com")])
+            #expect(again["user"]?["id"]?.stringValue == annID)
+            holder.close()
+            // Once the lease is gone (its connection closed), the deletion goes through.
+            try await eventually { try await client.result("list_leases")["leases"]?.arrayValue?.isEmpty == true }
+            #expect(try await client.result("delete_user", ["user_id": .string(annID)])["user_id"] == .string(annID))
+        }
+    }
+
     @Test func aPeerDeletesOnlyTheUsersItLoggedInItself() async throws {
         if let reason = OtherUser.unavailableReason {
             print("skipped: \(reason)")
