@@ -55,6 +55,14 @@ struct OIDCConfigurationTests {
         ),
         (Self.base + "issuer = \"https://id.example.com\"\ngrant_types = []\n", "providers.corp.grant_types"),
         (
+            Self.base + "issuer = \"https://id.example.com\"\ndelete_account_url = \"http://id.example.com/delete\"\n",
+            "providers.corp.delete_account_url"
+        ),
+        (
+            Self.base + "issuer = \"https://id.example.com\"\ndelete_account_method = \"PUT\"\n",
+            "providers.corp.delete_account_method"
+        ),
+        (
             Self.base + "issuer = \"https://id.example.com\"\ngrant_types = [\"password\", 1]\n",
             "providers.corp.grant_types"
         ),
