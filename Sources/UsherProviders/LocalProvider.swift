@@ -257,15 +257,24 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         )
     }
 
-    private func issueTokens(grant: LocalRefreshGrant, refreshToken: String, now: Timestamp) async throws -> TokenSet {
+    /// Signs the access token of `grant` for `userID` (nil: the owner of the grant's identity, looked up: a login,
+    /// where the user is not known yet).
+    private func issueTokens(
+        grant: LocalRefreshGrant,
+        refreshToken: String,
+        now: Timestamp,
+        for userID: String? = nil
+    ) async throws -> TokenSet {
         // An access token never outlives the session it belongs to.
         let expiresAt = min(
             now.adding(milliseconds: self.configuration.accessTokenLifetimeMilliseconds),
             grant.expiresAt
         )
+        let owner: String
+        if let userID { owner = userID } else { owner = try await self.userID(of: grant.subject) }
         var claims: [String: JSONValue] = [
             "iss": .string(self.configuration.issuer),
-            "sub": .string(try await self.userID(of: grant.subject)),
+            "sub": .string(owner),
             "iat": .int(now.secondsSinceEpoch),
             "exp": .int(expiresAt.secondsSinceEpoch),
             "jti": .string(SecureRandom.token(byteCount: 16)),
@@ -298,7 +307,8 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         guard let grant else { throw ProviderError.sessionRevoked("the refresh token is revoked or expired") }
         let newToken = SecureRandom.token(byteCount: 32)
         return RefreshedSession(
-            tokens: try await self.issueTokens(grant: grant, refreshToken: newToken, now: now),
+            // The registry names the session's user: no look-up on the refresh path.
+            tokens: try await self.issueTokens(grant: grant, refreshToken: newToken, now: now, for: session.userID),
             providerData: nil,
             pendingWrite: LocalGrantRotation(
                 provider: self.name,
