@@ -17,14 +17,23 @@ public enum LineFrame: Sendable, Equatable {
 ///
 /// The server's `RequestHandler` drives it directly on the bytes it reads (one pipeline stage fewer on every request);
 /// `LineFrameDecoder` wraps it for a NIO pipeline (the client library).
+///
+/// The Varlink socket splits its messages the same way, at NUL bytes instead of newlines (`terminator: 0`).
 public struct LineSplitter: Sendable {
     private let maximumLineLength: Int
+    private let terminator: UInt8
+    /// `\r\n` ends a line too (not a NUL-terminated message, where a `\r` is just a byte of it).
+    private let stripsCarriageReturn: Bool
     private var scannedBytes = 0
     private var overflowed = false
 
-    /// - Parameter maximumLineLength: the longest line accepted, not counting its terminator.
-    public init(maximumLineLength: Int) {
+    /// - Parameters:
+    ///   - maximumLineLength: the longest line accepted, not counting its terminator.
+    ///   - terminator: the byte that ends a line: a newline, or NUL for Varlink messages.
+    public init(maximumLineLength: Int, terminator: UInt8 = UInt8(ascii: "\n")) {
         self.maximumLineLength = maximumLineLength
+        self.terminator = terminator
+        self.stripsCarriageReturn = terminator == UInt8(ascii: "\n")
     }
 
     /// Takes the next frame from the front of `buffer`: a complete line, or `.tooLong` once when the current line
@@ -36,14 +45,14 @@ public struct LineSplitter: Sendable {
         }
         let view = buffer.readableBytesView
         let searchStart = view.index(view.startIndex, offsetBy: self.scannedBytes)
-        guard let newline = view[searchStart...].firstIndex(of: UInt8(ascii: "\n")) else {
+        guard let newline = view[searchStart...].firstIndex(of: self.terminator) else {
             self.scannedBytes = view.count
             // A trailing `\r` may still turn out to be part of the terminator.
-            let pending = view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
+            let pending = self.stripsCarriageReturn && view.last == UInt8(ascii: "\r") ? view.count - 1 : view.count
             return pending > self.maximumLineLength ? self.overflow(&buffer) : nil
         }
         var length = newline - view.startIndex
-        if length > 0, view[newline - 1] == UInt8(ascii: "\r") {
+        if self.stripsCarriageReturn, length > 0, view[newline - 1] == UInt8(ascii: "\r") {
             length -= 1
         }
         self.scannedBytes = 0
@@ -60,7 +69,11 @@ public struct LineSplitter: Sendable {
         defer { buffer.moveReaderIndex(to: buffer.writerIndex) }
         guard !self.overflowed, buffer.readableBytes > 0 else { return nil }
         var length = buffer.readableBytes
-        if buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") { length -= 1 }
+        if self.stripsCarriageReturn,
+            buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r")
+        {
+            length -= 1
+        }
         self.scannedBytes = 0
         return .line(buffer.readSlice(length: length)!)
     }

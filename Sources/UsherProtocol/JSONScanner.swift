@@ -26,14 +26,15 @@ struct JSONScanner {
         var kind: Kind
     }
 
-    /// The members found for up to four wanted keys, by the keys' positions: held inline, so that scanning a
-    /// line allocates nothing. (A request line wants three; a line from the daemon four.)
+    /// The members found for up to five wanted keys, by the keys' positions: held inline, so that scanning a
+    /// line allocates nothing. (A request line wants three; a line from the daemon four; a Varlink call five.)
     struct FoundMembers: Sendable {
-        static let capacity = 4
+        static let capacity = 5
         private var first: Found?
         private var second: Found?
         private var third: Found?
         private var fourth: Found?
+        private var fifth: Found?
 
         subscript(position: Int) -> Found? {
             get {
@@ -41,7 +42,8 @@ struct JSONScanner {
                 case 0: self.first
                 case 1: self.second
                 case 2: self.third
-                default: self.fourth
+                case 3: self.fourth
+                default: self.fifth
                 }
             }
             set {
@@ -49,7 +51,8 @@ struct JSONScanner {
                 case 0: self.first = newValue
                 case 1: self.second = newValue
                 case 2: self.third = newValue
-                default: self.fourth = newValue
+                case 3: self.fourth = newValue
+                default: self.fifth = newValue
                 }
             }
         }
