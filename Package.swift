@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "UsherProtocol", swiftSettings: strict),
         /// Generates `usherVersion` from the VERSION file for the two binaries (see the plugin's doc comment).
         .plugin(name: "VersionPlugin", capability: .buildTool()),
+        /// Embeds the Varlink interface definition (varlink/io.usher.Session.varlink) in the server, which serves it.
+        .plugin(name: "VarlinkInterfacePlugin", capability: .buildTool()),
         .target(
             name: "UsherFraming",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
@@ -99,7 +101,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["VarlinkInterfacePlugin"]
         ),
         /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.
         .systemLibrary(name: "CUsherLinux"),

@@ -33,8 +33,10 @@ package final class Dispatcher: Sendable {
         /// The peer's seat as logind sees it, resolved once when the connection was accepted (`[seats] source =
         /// "logind"`); nil: the default seat.
         package let seat: String?
-        /// Writes an event line to this connection (`switch_pending`, `lease_broken` to a lease holder).
-        package let notify: @Sendable ([UInt8]) -> Void
+        /// Writes an event to this connection alone (`switch_pending`, `lease_broken` to a lease holder).
+        package let notify: @Sendable (Event) -> Void
+        /// How this connection's subscription events are written: lines, or Varlink replies.
+        package let eventFormat: EventLineFormat
 
         package init(
             peer: PeerCredentials,
@@ -43,7 +45,8 @@ package final class Dispatcher: Sendable {
             close: @escaping @Sendable () -> Void = {},
             connectionID: UInt64 = 0,
             seat: String? = nil,
-            notify: @escaping @Sendable ([UInt8]) -> Void = { _ in }
+            notify: @escaping @Sendable (Event) -> Void = { _ in },
+            eventFormat: EventLineFormat = .lines
         ) {
             self.peer = peer
             self.executable = executable
@@ -52,6 +55,7 @@ package final class Dispatcher: Sendable {
             self.connectionID = connectionID
             self.seat = seat
             self.notify = notify
+            self.eventFormat = eventFormat
         }
     }
 
@@ -132,6 +136,12 @@ package final class Dispatcher: Sendable {
         } catch {
             return .answered(LineCodec.encodeError(id: error.id, error.error))
         }
+        return self.begin(head: head, context: context)
+    }
+
+    /// `begin` for a request whose envelope is read already: a line's, or a Varlink call's (`VarlinkCalls`), which
+    /// is the same request in another framing.
+    package func begin(head: RequestHead, context: Context) -> Step {
         guard let method = Method(rawValue: head.method) else {
             return .answered(
                 LineCodec.encodeError(

@@ -31,11 +31,11 @@ final class RequestHandler: ChannelDuplexHandler {
     /// Lines waiting before reading from the socket pauses.
     static let maximumQueued = 256
 
-    private let dispatcher: Dispatcher
-    private let dispatcherContext: Dispatcher.Context
-    private let activity: ConnectionActivity
+    let dispatcher: Dispatcher
+    let dispatcherContext: Dispatcher.Context
+    let activity: ConnectionActivity
     private let tracker: ConnectionTracker
-    private let subscribers: SubscriberRoster
+    let subscribers: SubscriberRoster
     private let idleCloser: IdleConnectionCloser
     private var splitter: LineSplitter
     /// The start of a line whose end has not been read yet.
@@ -52,14 +52,23 @@ final class RequestHandler: ChannelDuplexHandler {
     private var streaming: ListLineChunks?
     /// Event lines for this connection alone that came while an answer was being streamed: written after it.
     private var heldEvents: [[UInt8]] = []
-    private var subscriptionID: UInt64?
+    var subscriptionID: UInt64?
     /// Tasks forwarding a subscription's events that have not ended yet (a new `subscribe` replaces the old one,
     /// whose task ends shortly after).
-    private var forwarders = 0
-    private var context: ChannelHandlerContext?
+    var forwarders = 0
+    var context: ChannelHandlerContext?
     /// The connection's one task for requests that need the registry, started with the first such request, and the
     /// way to hand it the next one.
     private var work: (requests: AsyncStream<Dispatcher.Pending>.Continuation, task: Task<Void, Never>)?
+    /// Set on the Varlink socket: calls and replies framed by Varlink (NUL-terminated messages), answered by the same
+    /// dispatcher. Nil: newline-delimited JSON.
+    var varlink: VarlinkCalls?
+    /// The first piece of a long answer is the next one `pump` writes (its envelope becomes a Varlink reply's).
+    private var firstChunk = false
+
+    /// Whether the next request must wait: one is with the registry, or a Varlink call's replies go on (Varlink
+    /// answers calls in order, so the next is answered once that call ends).
+    private var waiting: Bool { self.busy || self.varlink?.streaming != nil }
 
     init(
         dispatcher: Dispatcher,
@@ -67,9 +76,14 @@ final class RequestHandler: ChannelDuplexHandler {
         activity: ConnectionActivity,
         limits: ServerLimits,
         tracker: ConnectionTracker,
-        subscribers: SubscriberRoster
+        subscribers: SubscriberRoster,
+        wire: WireFormat = .lines
     ) {
-        self.splitter = LineSplitter(maximumLineLength: limits.maximumLineBytes)
+        self.splitter = LineSplitter(
+            maximumLineLength: limits.maximumLineBytes,
+            terminator: wire == .varlink ? 0 : UInt8(ascii: "\n")
+        )
+        self.varlink = wire == .varlink ? VarlinkCalls() : nil
         let leases = dispatcher.registry.leases
         let connectionID = context.connectionID
         self.idleCloser = IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout) {
@@ -120,7 +134,7 @@ final class RequestHandler: ChannelDuplexHandler {
 
     private func received(_ frame: LineFrame, context: ChannelHandlerContext) {
         guard !self.closing else { return }
-        if self.busy || !self.queued.isEmpty {
+        if self.waiting || !self.queued.isEmpty {
             self.queued.append(frame)
             return
         }
@@ -168,11 +182,9 @@ final class RequestHandler: ChannelDuplexHandler {
 
     private func answer(_ frame: LineFrame, context: ChannelHandlerContext) {
         guard case .line(let buffer) = frame else {
+            let error = ResponseError(.lineTooLong, "the line is longer than the limit; closing the connection")
             self.write(
-                LineCodec.encodeError(
-                    id: nil,
-                    ResponseError(.lineTooLong, "the line is longer than the limit; closing the connection")
-                ),
+                self.varlink == nil ? LineCodec.encodeError(id: nil, error) : VarlinkReply.error(error),
                 context: context
             )
             self.closing = true
@@ -183,7 +195,13 @@ final class RequestHandler: ChannelDuplexHandler {
         let line = buffer.readableBytesView
         if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return }
         self.activity.requestStarted()
-        switch self.dispatcher.begin(line: line, context: self.dispatcherContext) {
+        let step =
+            if self.varlink != nil {
+                self.varlink!.begin(line, dispatcher: self.dispatcher, context: self.dispatcherContext)
+            } else {
+                self.dispatcher.begin(line: line, context: self.dispatcherContext)
+            }
+        switch step {
         case .answered(let bytes):
             self.answered(bytes, context: context)
         case .pending(let pending):
@@ -216,7 +234,8 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     private func answered(_ bytes: [UInt8], context: ChannelHandlerContext) {
-        self.write(bytes, context: context)
+        // Empty: a Varlink call with `oneway`, answered with no reply.
+        if !bytes.isEmpty { self.write(bytes, context: context) }
         // Answered: from here on the connection may go idle even while the peer is slow to take the answer.
         self.activity.requestFinished()
         self.tracker.requestAnswered()
@@ -225,7 +244,7 @@ final class RequestHandler: ChannelDuplexHandler {
     private func finished(_ outcome: Dispatcher.Outcome) {
         guard let context = self.context else { return }
         self.busy = false
-        switch outcome {
+        switch self.varlink == nil ? outcome : self.varlinkReply(to: outcome) {
         case .response(let bytes):
             self.answered(bytes, context: context)
         case .subscribed(let bytes, let subscription):
@@ -242,6 +261,7 @@ final class RequestHandler: ChannelDuplexHandler {
             }
             self.busy = true
             self.streaming = chunks
+            self.firstChunk = true
             self.pump(context: context)
             return
         }
@@ -257,7 +277,14 @@ final class RequestHandler: ChannelDuplexHandler {
         guard var chunks = self.streaming else { return }
         self.streaming = nil
         while context.channel.isWritable, let chunk = chunks.next() {
-            self.write(chunk, context: context)
+            if let varlink = self.varlink {
+                if varlink.wantsReply {
+                    self.write(VarlinkReply.chunk(chunk, first: self.firstChunk), context: context)
+                }
+            } else {
+                self.write(chunk, context: context)
+            }
+            self.firstChunk = false
             context.flush()
         }
         guard context.channel.isWritable else {
@@ -282,12 +309,12 @@ final class RequestHandler: ChannelDuplexHandler {
     /// Answers queued lines until one needs the registry, the queue is empty, or a burst is done.
     private func drain(context: ChannelHandlerContext) {
         var answered = 0
-        while !self.busy, !self.closing, answered < Self.burst, let frame = self.queued.popFirst() {
+        while !self.waiting, !self.closing, answered < Self.burst, let frame = self.queued.popFirst() {
             self.answer(frame, context: context)
             answered += 1
         }
         context.flush()
-        if !self.busy, !self.queued.isEmpty, !self.drainScheduled {
+        if !self.waiting, !self.queued.isEmpty, !self.drainScheduled {
             // Fairness: let the other connections of this loop answer before this one answers more.
             self.drainScheduled = true
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -303,11 +330,20 @@ final class RequestHandler: ChannelDuplexHandler {
         self.closeIfDone(context: context)
     }
 
-    /// Writes an event line meant for this connection alone (`switch_pending`, `lease_broken` to a lease holder).
+    /// Writes an event meant for this connection alone (`switch_pending`, `lease_broken` to a lease holder).
     /// While a long answer is being streamed the line waits until the answer is written in full, so that it never
-    /// lands between the answer's pieces.
-    func deliverEvent(_ line: [UInt8]) {
+    /// lands between the answer's pieces. On the Varlink socket it is a reply of the `Inhibit` call that streams the
+    /// lease's events, and has nowhere to go without one.
+    func deliverEvent(_ event: Event) {
         guard let context = self.context, !self.closing else { return }
+        guard self.varlink == nil else {
+            guard let reply = self.varlink!.leaseEvent(event) else { return }
+            self.write(reply, context: context)
+            // `lease_broken` ended the call: the calls that waited for it are answered now.
+            if self.varlink!.streaming == nil { self.drain(context: context) } else { context.flush() }
+            return
+        }
+        let line = LineCodec.encode(event)
         guard self.streaming == nil else {
             self.heldEvents.append(line)
             return
@@ -323,7 +359,7 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     /// After the peer's end of input: close once every line is answered and written.
-    private func closeIfDone(context: ChannelHandlerContext) {
+    func closeIfDone(context: ChannelHandlerContext) {
         guard self.inputClosed, !self.busy, self.queued.isEmpty, !self.closing else { return }
         // The subscription ends with the input. Its forwarding task still writes the events it holds (at shutdown:
         // `daemon_stopping`), then stops and calls back here.
@@ -342,54 +378,17 @@ final class RequestHandler: ChannelDuplexHandler {
         }
     }
 
-    // MARK: - Subscriptions
+    // MARK: - Varlink
 
-    private func forward(_ subscription: EventHub.LineSubscription, context: ChannelHandlerContext) {
-        self.subscriptionID = subscription.id
-        self.activity.subscribed = true
-        let membership = self.subscribers.add(
-            subscriptionID: subscription.id,
-            peer: self.dispatcherContext.peer,
-            seats: subscription.seats
-        )
-        let channel = context.channel
-        let events = self.dispatcher.registry.events
-        let activity = self.activity
-        let logger = self.dispatcherContext.logger
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        self.forwarders += 1
-        // One task per subscribed connection: it waits for events, which arrive from the registry.
-        Task {
-            defer { eventLoop.execute { handler.value.forwardingEnded() } }
-            for await line in subscription.lines {
-                var buffer = channel.allocator.buffer(capacity: line.count)
-                buffer.writeBytes(line)
-                guard (try? await channel.writeAndFlush(buffer).get()) != nil else { return }
-                events.acknowledge(subscription.id, byteCount: line.count)
-            }
-            guard membership.isRevoked else { return }
-            // A reload took away `read`: say so in a line the client can see, then close the connection. No longer
-            // subscribed, so a peer that does not take the line is closed by the idle timeout.
-            activity.subscribed = false
-            logger.notice("subscription ended: the access policy no longer allows \"read\"")
-            var buffer = channel.allocator.buffer(capacity: SocketServer.revocationNotice.count)
-            buffer.writeBytes(SocketServer.revocationNotice)
-            try? await channel.writeAndFlush(buffer).get()
-            try? await channel.close()
+    /// The outcome of a Varlink call that was with the registry, as its reply.
+    private func varlinkReply(to outcome: Dispatcher.Outcome) -> Dispatcher.Outcome {
+        switch outcome {
+        case .response(let bytes):
+            return .response(self.varlink!.reply(to: bytes))
+        case .subscribed(let response, let subscription):
+            return .subscribed(response: self.varlink!.reply(to: response), subscription: subscription)
+        case .streamed:
+            return outcome
         }
-    }
-
-    private func forwardingEnded() {
-        self.forwarders -= 1
-        if let context = self.context { self.closeIfDone(context: context) }
-    }
-
-    /// Ends the subscription (its forwarding task then ends); the connection is subject to the idle timeout again.
-    private func unsubscribe() {
-        guard let id = self.subscriptionID else { return }
-        self.subscriptionID = nil
-        self.subscribers.remove(id)
-        self.activity.subscribed = false
     }
 }

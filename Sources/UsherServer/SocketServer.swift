@@ -21,6 +21,13 @@ package enum ListenAddress: Sendable, Hashable {
     }
 }
 
+/// What a socket speaks: newline-delimited JSON (`usher.sock`), or Varlink (`io.usher.Session`), the same requests
+/// framed as Varlink calls (`Varlink/`).
+package enum WireFormat: Sendable, Hashable {
+    case lines
+    case varlink
+}
+
 /// The Unix-socket server: newline-delimited JSON in, one response per request out, events to subscribers.
 ///
 /// Each connection is served by a `RequestHandler` on its event loop: reads are answered there, changes go to the
@@ -38,10 +45,12 @@ package final class SocketServer: Service {
     private let socketIdentity: SocketFile.Identity?
     let logger: Logger
     package let address: ListenAddress
+    package let wire: WireFormat
 
     private init(
         listener: any Channel,
         address: ListenAddress,
+        wire: WireFormat,
         socketIdentity: SocketFile.Identity?,
         dispatcher: Dispatcher,
         tracker: ConnectionTracker,
@@ -50,6 +59,7 @@ package final class SocketServer: Service {
     ) {
         self.listener = listener
         self.address = address
+        self.wire = wire
         self.socketIdentity = socketIdentity
         self.dispatcher = dispatcher
         self.tracker = tracker
@@ -64,6 +74,7 @@ package final class SocketServer: Service {
     /// this returns, the socket exists at the path with `mode`, and it never existed there with another one.
     package static func bind(
         _ address: ListenAddress,
+        wire: WireFormat = .lines,
         dispatcher: Dispatcher,
         tracker: ConnectionTracker,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -82,6 +93,7 @@ package final class SocketServer: Service {
             KernelPeer.credentials(of: channel).flatMapThrowing { peer in
                 try Self.setUp(
                     channel,
+                    wire: wire,
                     peer: peer,
                     dispatcher: dispatcher,
                     tracker: tracker,
@@ -109,6 +121,7 @@ package final class SocketServer: Service {
         return SocketServer(
             listener: listener,
             address: address,
+            wire: wire,
             socketIdentity: identity,
             dispatcher: dispatcher,
             tracker: tracker,
@@ -120,6 +133,7 @@ package final class SocketServer: Service {
     /// Admits a new connection (or tells it why not and closes it) and builds its pipeline. On its event loop.
     private static func setUp(
         _ channel: any Channel,
+        wire: WireFormat,
         peer: PeerCredentials,
         dispatcher: Dispatcher,
         tracker: ConnectionTracker,
@@ -150,7 +164,8 @@ package final class SocketServer: Service {
                         metadata: ["reason": "\(reason)", "refused.unlogged": "\(unlogged)"]
                     )
                 }
-                let line = LineCodec.encodeError(id: nil, ResponseError(.tooManyConnections, reason))
+                let error = ResponseError(.tooManyConnections, reason)
+                let line = wire == .varlink ? VarlinkReply.error(error) : LineCodec.encodeError(id: nil, error)
                 var buffer = channel.allocator.buffer(capacity: line.count)
                 buffer.writeBytes(line)
                 channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
@@ -169,9 +184,10 @@ package final class SocketServer: Service {
             close: { channel.close(promise: nil) },
             connectionID: Self.connectionNumbers.add(1, ordering: .relaxed).newValue,
             seat: settings.seatOfPeer(peer),
-            notify: { line in
-                channel.eventLoop.execute { events.value.handler?.deliverEvent(line) }
-            }
+            notify: { event in
+                channel.eventLoop.execute { events.value.handler?.deliverEvent(event) }
+            },
+            eventFormat: wire == .varlink ? .varlink : .lines
         )
         let handler = RequestHandler(
             dispatcher: dispatcher,
@@ -179,7 +195,8 @@ package final class SocketServer: Service {
             activity: activity,
             limits: limits,
             tracker: tracker,
-            subscribers: subscribers
+            subscribers: subscribers,
+            wire: wire
         )
         events.value.handler = handler
         try channel.pipeline.syncOperations.addHandler(handler)

@@ -12,7 +12,7 @@ extension MethodHandler {
             pid: context.peer.pid,
             uid: context.peer.uid,
             executable: context.executable,
-            notify: { event in context.notify(LineCodec.encode(event)) }
+            notify: context.notify
         )
         let result = try await call.registry.inhibit(
             seat: call.requestedSeat(request.seat),

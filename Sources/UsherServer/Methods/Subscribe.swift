@@ -19,7 +19,7 @@ extension MethodHandler {
             filter: request.events.map(Set.init),
             seats: request.seats.map(Set.init) ?? call.scope.limitedTo,
             seatedOnly: call.scope != .everywhere,
-            format: .lines,
+            format: call.context.eventFormat,
             maximumPendingBytes: call.dispatcher.settings.limits.maximumPendingBytes,
             onOverflow: {
                 logger.warning("subscriber stopped reading; disconnecting it (limits.max_pending_bytes)")
