@@ -213,6 +213,9 @@ package struct Daemon {
             logBudget: logBudget,
             connectionCount: { tracker.count }
         )
+        // The Varlink socket first: once the main socket accepts connections (what clients and tests wait for), both
+        // do.
+        let varlinkServer = try await self.bindVarlinkSocket(dispatcher: dispatcher, tracker: tracker)
         let address: ListenAddress
         if let descriptor = Systemd.listeningDescriptor(named: "usher") {
             address = .inherited(descriptor: descriptor, path: Systemd.boundPath(of: descriptor))
@@ -234,6 +237,11 @@ package struct Daemon {
             .init(service: auditLog),
             .init(service: logBudget),
             .init(service: server),
+        ]
+        // Beside the main server: services stop in reverse order, and the status service ends at the start of a
+        // shutdown, so it must come after both.
+        if let varlinkServer { services.append(.init(service: varlinkServer)) }
+        services += [
             .init(service: RefreshService(registry: registry)),
             .init(service: BackgroundWorkService(work: parts.oidc.background)),
             .init(service: status),

@@ -24,6 +24,9 @@ package struct DaemonConfiguration: Sendable {
     package var socket: String?
     /// `[daemon] socket` as the file says it, before command-line overrides (to tell what a reload changed).
     package var fileSocket: String?
+    /// `[daemon] varlink_socket`: where the Varlink socket listens; "" turns it off; nil: `io.usher.Session` next to
+    /// the socket (see `resolvedVarlinkSocketPath`).
+    package var varlinkSocket: String?
     /// `[daemon] socket_mode`.
     package var socketMode: UInt32 = 0o600
     /// `[daemon] state_directory` (or `--state-directory`); nil: the default for the environment.
@@ -65,6 +68,10 @@ package struct DaemonConfiguration: Sendable {
         if var daemon = try root.section("daemon") {
             self.socket = try daemon.string("socket")
             self.fileSocket = self.socket
+            self.varlinkSocket = try daemon.string("varlink_socket")
+            if let path = self.varlinkSocket, !path.isEmpty, !path.hasPrefix("/") {
+                throw daemon.error("varlink_socket", "must be an absolute path, or \"\" to turn the Varlink socket off")
+            }
             if let mode = try daemon.string("socket_mode") {
                 guard mode.count <= 4, let parsed = UInt32(mode, radix: 8), parsed <= 0o777 else {
                     throw daemon.error("socket_mode", "must be an octal file mode such as \"0600\" or \"0660\"")
@@ -302,6 +309,14 @@ package struct DaemonConfiguration: Sendable {
         if let runtime = Self.systemdDirectory("RUNTIME_DIRECTORY", environment) { return "\(runtime)/usher.sock" }
         if uid != 0, let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return "\(xdg)/usher/usher.sock" }
         return "/run/usher/usher.sock"
+    }
+
+    /// `varlink_socket`, else `io.usher.Session` in the directory of the socket at `socketPath`; nil when
+    /// `varlink_socket = ""` turns the Varlink socket off.
+    package func resolvedVarlinkSocketPath(socketPath: String) -> String? {
+        if let varlinkSocket { return varlinkSocket.isEmpty ? nil : varlinkSocket }
+        guard let slash = socketPath.lastIndex(of: "/") else { return "io.usher.Session" }
+        return socketPath[...slash] + "io.usher.Session"
     }
 
     /// `state_directory`, else `$STATE_DIRECTORY`, else `$XDG_STATE_HOME/usher` (non-root, default

@@ -72,6 +72,9 @@ final class Reloader: Sendable {
         if next.fileSocket != current.fileSocket {
             self.logger.warning("daemon.socket changed: it applies at the next restart")
         }
+        if next.varlinkSocket != current.varlinkSocket {
+            self.logger.warning("daemon.varlink_socket changed: it applies at the next restart")
+        }
         if next.passwordHashCost != current.passwordHashCost {
             self.logger.warning("daemon.password_hash_cost changed: it applies at the next restart")
         }

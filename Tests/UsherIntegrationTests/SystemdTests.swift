@@ -14,7 +14,7 @@ struct SystemdTests {
     static func installedUnits(in directory: TestDirectory, from subdirectory: String = "systemd") throws -> [String] {
         let bin = URL(fileURLWithPath: try BuiltProducts.path(of: "usherd")).deletingLastPathComponent().path
         var paths: [String] = []
-        for name in ["usherd.service", "usherd.socket"] {
+        for name in ["usherd.service", "usherd.socket", "usherd-varlink.socket"] {
             let text = try String(
                 contentsOf: Self.repository.appendingPathComponent("\(subdirectory)/\(name)"),
                 encoding: .utf8
@@ -211,6 +211,34 @@ struct SystemdTests {
             // The socket belongs to the activator: usherd leaves it in place when it stops.
             #expect(try await daemon.stop() == 0)
             #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+        }
+    }
+
+    @Test func socketActivationHandsTheVarlinkSocketByItsName() async throws {
+        try await DaemonProcess.using(try DaemonProcess()) { daemon in
+            try await daemon.start(
+                environment: Self.environment([:]),
+                wrapper: [
+                    "/usr/bin/systemd-socket-activate", "-l", daemon.socketPath, "-l", daemon.varlinkPath,
+                    "--fdname=usher:varlink",
+                ],
+                waitForSocket: false
+            )
+            try await eventually { FileManager.default.fileExists(atPath: daemon.varlinkPath) }
+            // The first connection is on the Varlink socket: it starts the daemon, which serves it as Varlink.
+            let varlink = try LineConnection(path: daemon.varlinkPath)
+            let hello = try await varlink.varlink("io.usher.Session.Hello")
+            #expect(hello["parameters"]?["server"] == "usherd")
+            #expect(
+                daemon.log.contains(
+                    "Varlink interface io.usher.Session listening (socket activation) socket=\(daemon.varlinkPath)"
+                )
+            )
+            // And the other descriptor, named usher, is the main socket, speaking lines.
+            let lines = try daemon.connect()
+            #expect(try await lines.result("hello")["server"] == "usherd")
+            #expect(daemon.log.contains("socket activation"))
+            #expect(try await daemon.stop() == 0)
         }
     }
 

@@ -7,6 +7,8 @@ package final class DaemonProcess: @unchecked Sendable {
     // time; the class is Sendable so that tests may hand it to child tasks that only read `socketPath`.
     package let directory: TestDirectory
     package let socketPath: String
+    /// The Varlink socket, `io.usher.Session` next to the main one (unless the configuration moves it).
+    package var varlinkPath: String { self.directory.file("io.usher.Session") }
     package let stateDirectory: String
     package let configPath: String
     package let logPath: String

@@ -80,12 +80,18 @@ package final class LineConnection {
     /// Waits without blocking a thread of the cooperative pool (see `awaitInput`), so that tests waiting on the
     /// daemon never starve other tests of it.
     package func readLine() async throws -> String? {
+        try await self.readMessage(terminator: UInt8(ascii: "\n"))
+    }
+
+    /// The next message ending in `terminator` (a newline, or a NUL on the Varlink socket), without it; nil when the
+    /// daemon closed the connection.
+    package func readMessage(terminator: UInt8) async throws -> String? {
         let deadline = ContinuousClock.now + self.timeout
         // Where the search for the newline resumes: a line of megabytes arrives in many chunks, and each is searched
         // once.
         var scanned = 0
         while true {
-            if let newline = self.buffer[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = self.buffer[scanned...].firstIndex(of: terminator) {
                 let line = String(decoding: self.buffer[..<newline], as: UTF8.self)
                 self.buffer.removeSubrange(...newline)
                 return line

@@ -37,6 +37,7 @@ chmod 0755 /usr/sbin/policy-rc.d
 dpkg -i "$deb" || fail "dpkg -i $deb with policy-rc.d"
 expect "usherd.socket enabled under policy-rc.d" "$(systemctl is-enabled usherd.socket)" enabled
 expect "usherd.socket under policy-rc.d" "$(systemctl is-active usherd.socket || true)" inactive
+expect "usherd-varlink.socket enabled under policy-rc.d" "$(systemctl is-enabled usherd-varlink.socket)" enabled
 step "dpkg -i with policy-rc.d exit 101: usherd.socket enabled, not started"
 rm /usr/sbin/policy-rc.d
 dpkg -i "$deb" || fail "dpkg -i $deb"
@@ -46,8 +47,12 @@ expect "usherd.socket enabled" "$(systemctl is-enabled usherd.socket)" enabled
 expect "usherd.socket" "$(systemctl is-active usherd.socket)" active
 expect "usherd.socket listens on" "$(systemctl show -P Listen usherd.socket)" "/run/usher/usher.sock (Stream)"
 [ -n "$(ss -xlnH src /run/usher/usher.sock)" ] || fail "nothing listens on /run/usher/usher.sock"
+expect "usherd-varlink.socket enabled" "$(systemctl is-enabled usherd-varlink.socket)" enabled
+expect "usherd-varlink.socket" "$(systemctl is-active usherd-varlink.socket)" active
+expect "usherd-varlink.socket listens on" "$(systemctl show -P Listen usherd-varlink.socket)" \
+	"/run/usher/io.usher.Session (Stream)"
 expect "usherd.service before the first connection" "$(systemctl is-active usherd.service || true)" inactive
-step "dpkg -i: usher user created, usherd.socket enabled and listening, usherd.service not started"
+step "dpkg -i: usher user created, usherd.socket and usherd-varlink.socket enabled and listening, usherd.service not started"
 
 # The administrator's edit of the conffile, which every later step must keep: the usher group may use the daemon.
 cat >> /etc/usher/usherd.toml <<'CONFIG'
@@ -139,6 +144,8 @@ step "upgrade: restarted (pid $pid -> $(systemctl show -P MainPID usherd.service
 apt-get remove -y -q usher >/dev/null || fail "apt-get remove"
 expect "usherd.service after remove" "$(systemctl is-active usherd.service || true)" inactive
 expect "usherd.socket after remove" "$(systemctl is-active usherd.socket || true)" inactive
+expect "usherd-varlink.socket after remove" "$(systemctl is-active usherd-varlink.socket || true)" inactive
+[ -z "$(ss -xlnH src /run/usher/io.usher.Session)" ] || fail "something still listens on /run/usher/io.usher.Session"
 [ -z "$(ss -xlnH src /run/usher/usher.sock)" ] || fail "something still listens on /run/usher/usher.sock"
 [ -f /var/lib/usher/usher.sqlite ] || fail "remove deleted the state"
 cmp -s /etc/usher/usherd.toml /root/usherd.toml.edited || fail "remove changed /etc/usher/usherd.toml"
