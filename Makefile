@@ -3,6 +3,7 @@
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
 #   make test-python [USHER_BIN=DIR]   the Python package's mypy --strict and pytest tests, against DIR/usherd
+#   make test-varlink [USHER_BIN=DIR]   the Varlink interface, with the PyPI varlink client, against DIR/usherd
 #   make libusher        the C client library (clients/c, docs/c-library.md) into .build/libusher
 #   make test-libusher   its C tests against the usherd in USHER_BIN (default: .build/debug), plain, under ASan+UBSan
 #               and valgrind, its documented examples, and a bounded fuzz run
@@ -52,6 +53,9 @@ PIP_CHECK := import oauth2_provider, oauthlib, idpyoidc, requests, cryptography;
 # The Python client's tests (clients/python): pytest runs them, mypy --strict checks the package's type hints.
 PIP_PACKAGES += pytest==9.2.0 mypy==2.4.1
 PIP_CHECK := $(PIP_CHECK); import pytest, mypy
+# The Varlink socket is tested with a client this project did not write: the reference Python implementation.
+PIP_PACKAGES += varlink==31.0.0
+PIP_CHECK := $(PIP_CHECK); import varlink
 
 # Release builds link the Swift runtime statically: `usher` then starts without the dynamic loader mapping and
 # relocating a dozen Swift libraries (most of `usher token`'s wall time), and both binaries run on a machine without
@@ -66,6 +70,8 @@ UNITDIR := $(PREFIX)/lib/systemd/system
 USERUNITDIR := $(PREFIX)/lib/systemd/user
 SYSUSERSDIR := $(PREFIX)/lib/sysusers.d
 MANDIR := $(PREFIX)/share/man
+# The Varlink interface definition, for code generators and varlinkctl validate-idl (the daemon serves it too).
+VARLINKDIR := $(PREFIX)/share/varlink
 BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR := $(PREFIX)/share/zsh/vendor-completions
 FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
@@ -88,7 +94,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
-.PHONY: libusher test-libusher
+.PHONY: libusher test-libusher test-varlink
 
 all: build libusher
 
@@ -149,6 +155,7 @@ test: test-deps lint
 	$(SWIFT) build --build-tests
 	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
 	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory test-varlink
 	$(MAKE) --no-print-directory test-libusher
 
 # The Python package (clients/python): mypy --strict on it and its example, then its pytest tests against the real
@@ -158,6 +165,12 @@ USHER_BIN ?= $(BIN)
 test-python: test-deps
 	cd clients/python && $(TEST_PYTHON) -m mypy --strict src/usher examples
 	cd clients/python && USHER_BIN=$(USHER_BIN) $(TEST_PYTHON) -m pytest -p no:cacheprovider
+
+# The Varlink interface (varlink/io.usher.Session.varlink, docs/varlink.md) through the PyPI varlink client, against
+# the usherd in USHER_BIN: every method, introspection, streaming, hostile input, and the walk-through of the docs
+# (with varlinkctl too where systemd has it, 255 and later).
+test-varlink: test-deps
+	cd Tests/varlink-client && USHER_BIN=$(USHER_BIN) $(TEST_PYTHON) -m pytest -p no:cacheprovider -rs
 
 # libusher, the C client library (clients/c/Makefile builds and tests it). Its tests start the usherd in USHER_BIN:
 # this repository's debug build by default, or prebuilt binaries (make test-libusher USHER_BIN=/path/to/bin).
@@ -205,12 +218,13 @@ install: deps man completions libusher
 	@# The name git runs for credential.helper = usher (usher acts as git-credential when called so).
 	ln -sf usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
-	for unit in usherd.service usherd.socket; do \
+	for unit in usherd.service usherd.socket usherd-varlink.socket; do \
 	  $(SUBSTITUTE) systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit; \
 	  $(SUBSTITUTE) systemd/user/$$unit > $(DESTDIR)$(USERUNITDIR)/$$unit; \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit $(DESTDIR)$(USERUNITDIR)/$$unit; \
 	done
 	install -D -m 0644 systemd/sysusers.d/usher.conf $(DESTDIR)$(SYSUSERSDIR)/usher.conf
+	install -D -m 0644 varlink/io.usher.Session.varlink $(DESTDIR)$(VARLINKDIR)/io.usher.Session.varlink
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	for page in docs/*.md; do install -D -m 0644 $$page $(DESTDIR)$(DOCDIR)/$$page; done
 	install -D -m 0644 config/usherd.toml $(DESTDIR)$(DOCDIR)/usherd.toml.sample
@@ -232,8 +246,10 @@ uninstall:
 	  [ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug; \
 	done
 	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher $(DESTDIR)$(BINDIR)/git-credential-usher
-	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket
+	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket $(DESTDIR)$(UNITDIR)/usherd-varlink.socket
 	rm -f $(DESTDIR)$(USERUNITDIR)/usherd.service $(DESTDIR)$(USERUNITDIR)/usherd.socket
+	rm -f $(DESTDIR)$(USERUNITDIR)/usherd-varlink.socket
+	rm -f $(DESTDIR)$(VARLINKDIR)/io.usher.Session.varlink
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/usher.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/usher.1 $(DESTDIR)$(MANDIR)/man8/usherd.8 $(DESTDIR)$(MANDIR)/man5/usherd.toml.5
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/usher $(DESTDIR)$(ZSHCOMPDIR)/_usher $(DESTDIR)$(FISHCOMPDIR)/usher.fish

@@ -123,7 +123,9 @@ def test_the_kiosk_example_of_the_readme(daemon: Daemon, installed_python: Path,
 
 
 def test_the_python_blocks_of_the_docs_are_the_examples_run_here() -> None:
+    # This package's examples, and the Varlink walk-through (varlink/examples, run by make test-varlink).
     examples = {path.read_text() for path in (PACKAGE / "examples").glob("*.py")}
+    examples |= {path.read_text() for path in (REPOSITORY / "varlink" / "examples").glob("*.py")}
     pages = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs").glob("*.md"))]
     blocks = [
         (page.name, block)
@@ -132,7 +134,7 @@ def test_the_python_blocks_of_the_docs_are_the_examples_run_here() -> None:
     ]
     assert len(blocks) >= 2  # the walk-through and the asyncio kiosk in docs/python.md
     for page, block in blocks:
-        assert block in examples, f"a python block of {page} is not one of clients/python/examples/*.py"
+        assert block in examples, f"a python block of {page} is not one of the examples/*.py run by the tests"
 
 
 def test_the_asyncio_kiosk_example(daemon: Daemon, installed_python: Path) -> None:
