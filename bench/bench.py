@@ -150,6 +150,21 @@ class Bench:
                 agent_before = agent_after
         return few_rows, many_rows
 
+    def varlink_reads(self, sock):
+        """`current_user` at 16 connections on the Varlink socket beside the same on the main socket, of one daemon, in
+        the order lines, Varlink, Varlink, lines (each figure the mean of its two runs), so that the ratio compares runs
+        seconds apart."""
+        varlink_sock = os.path.join(os.path.dirname(sock), "io.usher.Session")
+        line = '{"id":1,"method":"current_user"}'
+        call = '{"method":"io.usher.Session.CurrentUser"}'
+        first_lines = self.load(sock, 16, "line", line)
+        varlink = self.mean(self.load(varlink_sock, 16, "varlink", call), self.load(varlink_sock, 16, "varlink", call))
+        lines = self.mean(first_lines, self.load(sock, 16, "line", line))
+        return (f"Varlink: current_user over 16 connections {varlink['rate']:.0f} req/s (p50 {varlink['p50']:.0f} µs, "
+                f"p99 {varlink['p99']:.0f} µs), newline-delimited JSON {lines['rate']:.0f} req/s (p50 {lines['p50']:.0f} "
+                f"µs, p99 {lines['p99']:.0f} µs): {varlink['rate'] / lines['rate']:.2f} × the NDJSON rate"
+                + (f"; errors {varlink['errors']:.0f}" if varlink["errors"] else ""))
+
     @staticmethod
     def mean(first, second):
         """The mean of two runs of one workload (latencies too: the mean of the two runs' percentiles), so that a
@@ -372,10 +387,13 @@ class Bench:
         idle_anonymous = self.anonymous_mib(many)
 
         rows, many_rows = self.reads(sock, many_sock, echo_path, agent_path)
+        varlink = self.varlink_reads(sock)
         busy_rss = self.rss_mib(many)
         self.stop(many)
         rows += self.switches(sock, echo_path, agent_path, user_ids)
         self.print_rows("a handful of users (5)", rows)
+        print(varlink)
+        print()
         cli = self.cli_wall_time(sock, agent_path)
         git_helper = self.git_helper_wall_time(sock)
         self.stop(usherd)

@@ -9,6 +9,7 @@
 // Usage: rtload [-t] SOCKET CONNECTIONS SECONDS line REQUEST   (NDJSON: the answer ends at '\n')
 //        rtload SOCKET CONNECTIONS SECONDS lines FILE     (NDJSON, requests taken in turn from FILE's lines)
 //        rtload SOCKET CONNECTIONS SECONDS sshagent       (ssh-agent REQUEST_IDENTITIES)
+//        rtload [-t] SOCKET CONNECTIONS SECONDS varlink CALL   (Varlink: the call and its reply end at a NUL byte)
 // Prints one line: requests N rate R/s p50 X p90 Y p99 Z max W (microseconds) errors E
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +39,8 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+// What ends a request and an answer: a newline, or a NUL for Varlink messages.
+static char terminator = '\n';
 static char **requests;
 static size_t *requestLengths;
 static size_t requestCount, nextRequest;
@@ -73,7 +76,7 @@ static void add_request(const char *text, size_t length) {
     requestLengths = realloc(requestLengths, (requestCount + 1) * sizeof *requestLengths);
     char *line = malloc(length + 1);
     memcpy(line, text, length);
-    line[length] = '\n';
+    line[length] = terminator;
     requests[requestCount] = line;
     requestLengths[requestCount] = length + 1;
     requestCount++;
@@ -120,7 +123,7 @@ static void *work(void *argument) {
                 c.received += (size_t)n;
                 complete = c.expected > 0 && c.received >= c.expected;
             } else {
-                complete = buffer[n - 1] == '\n';
+                complete = buffer[n - 1] == terminator;
                 if (complete && n >= 9 && memmem(buffer, (size_t)n, "\"error\"", 7) != NULL) w->errors++;
             }
         }
@@ -174,7 +177,8 @@ int main(int argc, char **argv) {
         argc--;
     }
     if (argc < 5) {
-        fprintf(stderr, "usage: %s [-t] SOCKET CONNECTIONS SECONDS line REQUEST | lines FILE | sshagent\n", argv[0]);
+        fprintf(stderr, "usage: %s [-t] SOCKET CONNECTIONS SECONDS line REQUEST | lines FILE | sshagent | varlink CALL\n",
+                argv[0]);
         return 2;
     }
     const char *path = argv[1];
@@ -197,6 +201,10 @@ int main(int argc, char **argv) {
         }
         fclose(file);
         if (requestCount == 0) { fprintf(stderr, "%s has no requests\n", argv[5]); return 2; }
+    } else if (strcmp(argv[4], "varlink") == 0 && argc == 6) {
+        mode = LINE;
+        terminator = '\0';
+        add_request(argv[5], strlen(argv[5]));
     } else if (strcmp(argv[4], "sshagent") == 0) {
         mode = SSH_AGENT;
     } else {
@@ -253,7 +261,7 @@ int main(int argc, char **argv) {
                 c->received += (size_t)n;
                 complete = c->expected > 0 && c->received >= c->expected;
             } else {
-                complete = buffer[n - 1] == '\n';
+                complete = buffer[n - 1] == terminator;
                 if (complete && n >= 9 && memmem(buffer, (size_t)n, "\"error\"", 7) != NULL) errors++;
             }
             if (!complete) continue;
