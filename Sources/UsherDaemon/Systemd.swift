@@ -80,40 +80,34 @@ enum Systemd {
     }
 
     /// The listening socket systemd handed over under exactly this name (`FileDescriptorName=`), with no fallback:
-    /// for the sockets besides the main one, which must not take the main one's descriptor.
+    /// for the sockets besides the main one, which must not take the main one's descriptor. Leaves the `LISTEN_*`
+    /// variables for `listeningDescriptor(named:)`.
     static func listeningDescriptor(exactlyNamed name: String) -> CInt? {
-        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
-        let count = sd_listen_fds_with_names(0, &names)
-        guard count > 0 else { return nil }
-        defer {
-            if let names {
-                for index in 0..<Int(count) { free(names[index]) }
-                free(names)
-            }
-        }
-        for index in 0..<Int(count) where names?[index].map({ String(cString: $0) }) == name {
-            return SD_LISTEN_FDS_START + CInt(index)
-        }
-        return nil
+        let names = Self.listeningNames(unsetEnvironment: false)
+        return names.firstIndex(of: name).map { SD_LISTEN_FDS_START + CInt($0) }
     }
 
-    /// The listening socket systemd passed (socket activation): the one named `name`
-    /// (`FileDescriptorName=`), or the only one when it has another name (not
-    /// the Varlink socket's). The `LISTEN_*` variables are removed so that
+    /// The listening socket systemd passed (socket activation): the one named `name` (`FileDescriptorName=`), or the
+    /// only one when it has another name (not the Varlink socket's). The `LISTEN_*` variables are removed so that
     /// processes the daemon starts do not inherit them.
     static func listeningDescriptor(named name: String) -> CInt? {
+        let names = Self.listeningNames(unsetEnvironment: true)
+        if let index = names.firstIndex(of: name) { return SD_LISTEN_FDS_START + CInt(index) }
+        return names.count == 1 && names[0] != "varlink" ? SD_LISTEN_FDS_START : nil
+    }
+
+    /// The names of the descriptors systemd passed, in order ("" for one without a name); none without activation.
+    private static func listeningNames(unsetEnvironment: Bool) -> [String] {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
-        let count = sd_listen_fds_with_names(1, &names)
-        guard count > 0 else { return nil }
+        let count = sd_listen_fds_with_names(unsetEnvironment ? 1 : 0, &names)
+        guard count > 0 else { return [] }
         defer {
             if let names {
                 for index in 0..<Int(count) { free(names[index]) }
                 free(names)
             }
         }
-        let labels = (0..<Int(count)).map { index in names?[index].map { String(cString: $0) } ?? "" }
-        if let index = labels.firstIndex(of: name) { return SD_LISTEN_FDS_START + CInt(index) }
-        return count == 1 && labels[0] != "varlink" ? SD_LISTEN_FDS_START : nil
+        return (0..<Int(count)).map { index in names?[index].map { String(cString: $0) } ?? "" }
     }
 
     /// The path a listening Unix socket handed over by the service manager is bound to, as the kernel reports it: the

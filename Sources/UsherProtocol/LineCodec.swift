@@ -63,26 +63,20 @@ public enum LineCodec {
         func invalid(_ message: String, id: RequestID? = nil) -> DecodingFailure {
             DecodingFailure(id: id, error: ResponseError(.invalidRequest, message))
         }
-        if let problem = JSONShape.check(bytes, maximumDepth: maximumDepth) { throw invalid(problem) }
-        let scanned: (kind: JSONScanner.Kind, found: JSONScanner.FoundMembers)
+        let scanned: JSONScanner.FoundMembers
         do {
-            scanned = try JSONScanner.scan(
+            scanned = try Self.scanEnvelope(
                 bytes,
                 keys: Self.envelopeKeys,
                 maximumDepth: maximumDepth,
-                maximumMembers: maximumMembers
+                maximumMembers: maximumMembers,
+                names: ("request", "line")
             )
-        } catch .tooManyMembers(let kind) {
-            let members = kind == .object ? "keys" : "elements"
-            throw invalid("an \(kind.typeName) in the request has more than \(maximumMembers) \(members)")
         } catch {
-            throw invalid("the line is not valid JSON")
-        }
-        guard scanned.kind == .object else {
-            throw invalid("a request must be a JSON object, not \(scanned.kind.typeName)")
+            throw DecodingFailure(id: nil, error: error)
         }
         var id: RequestID?
-        if let found = scanned.found[0] {
+        if let found = scanned[0] {
             switch found.kind {
             case .null:
                 id = nil
@@ -106,14 +100,14 @@ public enum LineCodec {
                 throw invalid("id must be a string or a number, not \(found.kind.typeName)")
             }
         }
-        guard let methodValue = scanned.found[1] else { throw invalid("method is required", id: id) }
+        guard let methodValue = scanned[1] else { throw invalid("method is required", id: id) }
         guard methodValue.kind == .string else {
             throw invalid("method must be a string, not \(methodValue.kind.typeName)", id: id)
         }
         guard let method = JSONScanner.string(bytes, methodValue.range) else {
             throw invalid("the line is not valid JSON")
         }
-        guard let params = scanned.found[2], params.kind != .null else {
+        guard let params = scanned[2], params.kind != .null else {
             return RequestHead(id: id, method: method, paramsBytes: nil)
         }
         guard params.kind == .object else {
@@ -123,6 +117,45 @@ public enum LineCodec {
             )
         }
         return RequestHead(id: id, method: method, paramsBytes: Array(bytes[params.range]))
+    }
+
+    /// Checks that `bytes` is one JSON object within the limits, and finds where its members named `keys` are: the
+    /// first step of reading a request line and a Varlink call (`VarlinkCall`). Every failure is `invalid_request`,
+    /// naming the envelope as `names` says (`("request", "line")`, `("call", "message")`).
+    static func scanEnvelope(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        keys: [[UInt8]],
+        maximumDepth: Int,
+        maximumMembers: Int,
+        names: (envelope: String, frame: String)
+    ) throws(ResponseError) -> JSONScanner.FoundMembers {
+        if let problem = JSONShape.check(bytes, maximumDepth: maximumDepth) {
+            throw ResponseError(.invalidRequest, problem)
+        }
+        let scanned: (kind: JSONScanner.Kind, found: JSONScanner.FoundMembers)
+        do {
+            scanned = try JSONScanner.scan(
+                bytes,
+                keys: keys,
+                maximumDepth: maximumDepth,
+                maximumMembers: maximumMembers
+            )
+        } catch .tooManyMembers(let kind) {
+            let members = kind == .object ? "keys" : "elements"
+            throw ResponseError(
+                .invalidRequest,
+                "an \(kind.typeName) in the \(names.envelope) has more than \(maximumMembers) \(members)"
+            )
+        } catch {
+            throw ResponseError(.invalidRequest, "the \(names.frame) is not valid JSON")
+        }
+        guard scanned.kind == .object else {
+            throw ResponseError(
+                .invalidRequest,
+                "a \(names.envelope) must be a JSON object, not \(scanned.kind.typeName)"
+            )
+        }
+        return scanned.found
     }
 
     /// The value of a JSON number made only of an optional minus and digits (no fraction, no exponent) that fits in

@@ -45,18 +45,11 @@ def address(daemon: Any) -> str:
     return "unix:" + varlink_path(daemon)
 
 
-@pytest.fixture
-def daemon(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A daemon with one local provider, or with the TOML of ``@pytest.mark.usherd_config("...")``."""
-    marker = request.node.get_closest_marker("usherd_config")
-    started = usher_daemon.start_daemon(marker.args[0] if marker else LOCAL_PROVIDER)
-    try:
-        yield started
-    finally:
-        log = started.log
-        started.remove()
-        if getattr(request.node, "rep_call_failed", False):
-            print(f"usherd's log:\n{log}")
+# The daemon fixture (a local provider, or the TOML of ``@pytest.mark.usherd_config("...")``) and its hooks, as the
+# Python package's tests have them.
+daemon = usher_daemon.daemon
+pytest_runtest_makereport = usher_daemon.pytest_runtest_makereport
+pytest_configure = usher_daemon.pytest_configure
 
 
 @pytest.fixture
@@ -70,18 +63,6 @@ def session(client: varlink.Client) -> Iterator[Any]:
     """``io.usher.Session`` through the varlink package: methods by name, replies as dictionaries."""
     with client.open("io.usher.Session") as opened:
         yield opened
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    report = yield
-    if report.when == "call" and report.failed:
-        item.rep_call_failed = True  # type: ignore[attr-defined]
-    return report
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "usherd_config(toml): the daemon's configuration for this test")
 
 
 class Raw:

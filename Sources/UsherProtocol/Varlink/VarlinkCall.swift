@@ -57,25 +57,14 @@ public struct VarlinkCall: Sendable, Hashable {
         maximumMembers: Int
     ) throws(ResponseError) -> VarlinkCall {
         func invalid(_ message: String) -> ResponseError { ResponseError(.invalidRequest, message) }
-        if let problem = JSONShape.check(bytes, maximumDepth: maximumDepth) { throw invalid(problem) }
-        let scanned: (kind: JSONScanner.Kind, found: JSONScanner.FoundMembers)
-        do {
-            scanned = try JSONScanner.scan(
-                bytes,
-                keys: Self.envelopeKeys,
-                maximumDepth: maximumDepth,
-                maximumMembers: maximumMembers
-            )
-        } catch .tooManyMembers(let kind) {
-            let members = kind == .object ? "keys" : "elements"
-            throw invalid("an \(kind.typeName) in the call has more than \(maximumMembers) \(members)")
-        } catch {
-            throw invalid("the message is not valid JSON")
-        }
-        guard scanned.kind == .object else {
-            throw invalid("a call must be a JSON object, not \(scanned.kind.typeName)")
-        }
-        guard let methodValue = scanned.found[0] else { throw invalid("method is required") }
+        let scanned = try LineCodec.scanEnvelope(
+            bytes,
+            keys: Self.envelopeKeys,
+            maximumDepth: maximumDepth,
+            maximumMembers: maximumMembers,
+            names: ("call", "message")
+        )
+        guard let methodValue = scanned[0] else { throw invalid("method is required") }
         guard methodValue.kind == .string, let method = JSONScanner.string(bytes, methodValue.range) else {
             throw invalid("method must be a string, not \(methodValue.kind.typeName)")
         }
@@ -84,14 +73,14 @@ public struct VarlinkCall: Sendable, Hashable {
             throw invalid("method must be an interface name and a method name, such as io.usher.Session.CurrentUser")
         }
         var parameters: [UInt8]?
-        if let found = scanned.found[1], found.kind != .null {
+        if let found = scanned[1], found.kind != .null {
             guard found.kind == .object else {
                 throw ResponseError(.invalidParams, "parameters must be an object, not \(found.kind.typeName)")
             }
             parameters = Array(bytes[found.range])
         }
         func flag(_ position: Int, _ name: String) throws(ResponseError) -> Bool {
-            guard let found = scanned.found[position], found.kind != .null else { return false }
+            guard let found = scanned[position], found.kind != .null else { return false }
             guard found.kind == .boolean else { throw invalid("\(name) must be a boolean, not \(found.kind.typeName)") }
             return bytes[found.range.lowerBound] == UInt8(ascii: "t")
         }
