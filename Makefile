@@ -238,7 +238,7 @@ install: deps man completions libusher
 	@# Never overwrite a configuration someone edited.
 	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
 	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
-	@echo "Installed. Next: systemd-sysusers && systemctl daemon-reload && systemctl enable --now usherd.socket"
+	@echo "Installed. Next: systemd-sysusers && systemctl daemon-reload && systemctl enable --now usherd.socket usherd-varlink.socket"
 
 uninstall:
 	for program in usherd usher; do \

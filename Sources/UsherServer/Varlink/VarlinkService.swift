@@ -65,7 +65,7 @@ enum VarlinkService {
                 "vendor": "usher",
                 "product": "usherd",
                 "version": .string(version),
-                "url": "https://github.com/usher-project/usher",
+                "url": "man:usherd(8)",
                 "interfaces": .array(Self.interfaces.map { .string($0.name) }),
             ])
         case "GetInterfaceDescription":
