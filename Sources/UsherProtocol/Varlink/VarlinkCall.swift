@@ -68,7 +68,9 @@ public struct VarlinkCall: Sendable, Hashable {
         guard methodValue.kind == .string, let method = JSONScanner.string(bytes, methodValue.range) else {
             throw invalid("method must be a string, not \(methodValue.kind.typeName)")
         }
-        guard let dot = method.lastIndex(of: "."), dot != method.startIndex, method.index(after: dot) != method.endIndex
+        // By bytes, not Characters: on the path of every call, and a dot is one byte in UTF-8.
+        guard let dot = method.utf8.lastIndex(of: UInt8(ascii: ".")), dot != method.startIndex,
+            method.utf8.index(after: dot) != method.endIndex
         else {
             throw invalid("method must be an interface name and a method name, such as io.usher.Session.CurrentUser")
         }
@@ -86,7 +88,7 @@ public struct VarlinkCall: Sendable, Hashable {
         }
         return VarlinkCall(
             interface: String(method[..<dot]),
-            member: String(method[method.index(after: dot)...]),
+            member: String(method[method.utf8.index(after: dot)...]),
             parametersBytes: parameters,
             more: try flag(2, "more"),
             oneway: try flag(3, "oneway"),
