@@ -10,21 +10,51 @@ import UsherProtocol
 ///
 /// The private key never appears in a description, a mirror or an error.
 package struct DPoPKey: Sendable, Hashable {
-    /// The private key's 32-byte scalar.
-    private let scalar: [UInt8]
+    /// The key's parts, behind one reference: a `TokenSet` without a key (every bearer session) then pays one
+    /// pointer-sized field for it, not the size of four arrays and strings.
+    private final class Parts: Sendable {
+        /// The private key's 32-byte scalar.
+        let scalar: [UInt8]
+        let x: String
+        let y: String
+        let thumbprint: String
+
+        init(scalar: [UInt8], x: String, y: String, thumbprint: String) {
+            self.scalar = scalar
+            self.x = x
+            self.y = y
+            self.thumbprint = thumbprint
+        }
+    }
+
+    private let parts: Parts
+
     /// The public key's coordinates, base64url.
-    package let x: String
-    package let y: String
+    package var x: String { self.parts.x }
+    package var y: String { self.parts.y }
     /// The RFC 7638 JWK thumbprint of the public key, base64url: the `cnf.jkt` of tokens bound to this key.
-    package let thumbprint: String
+    package var thumbprint: String { self.parts.thumbprint }
 
     private init(key: P256.Signing.PrivateKey) {
-        self.scalar = [UInt8](key.rawRepresentation)
         let coordinates = [UInt8](key.publicKey.rawRepresentation)
-        self.x = DPoPKey.base64URL(coordinates[0..<32])
-        self.y = DPoPKey.base64URL(coordinates[32..<64])
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(self.x)","y":"\#(self.y)"}"#
-        self.thumbprint = DPoPKey.base64URL(ArraySlice(SHA256.hash(data: Array(canonical.utf8))))
+        let x = DPoPKey.base64URL(coordinates[0..<32])
+        let y = DPoPKey.base64URL(coordinates[32..<64])
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
+        self.parts = Parts(
+            scalar: [UInt8](key.rawRepresentation),
+            x: x,
+            y: y,
+            thumbprint: DPoPKey.base64URL(ArraySlice(SHA256.hash(data: Array(canonical.utf8))))
+        )
+    }
+
+    /// Keys are equal when their private keys are (the rest derives from it).
+    package static func == (lhs: DPoPKey, rhs: DPoPKey) -> Bool {
+        lhs.parts === rhs.parts || lhs.parts.scalar == rhs.parts.scalar
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(self.parts.scalar)
     }
 
     /// A new random key.
@@ -33,7 +63,7 @@ package struct DPoPKey: Sendable, Hashable {
     }
 
     /// The key as the store keeps it (sealed, where a token key is configured): the scalar in base64url.
-    package var stored: String { Self.base64URL(self.scalar[...]) }
+    package var stored: String { Self.base64URL(self.parts.scalar[...]) }
 
     /// The key the store kept, or nil when `stored` is not one.
     package init?(stored: String) {
@@ -86,7 +116,7 @@ package struct DPoPKey: Sendable, Hashable {
             Self.base64URL(ArraySlice(UserClaims(header).json.utf8)) + "."
             + Self.base64URL(ArraySlice(UserClaims(claims).json.utf8))
         // The scalar came from a valid key (`init(key:)`), so it always makes one again; signing P-256 cannot fail.
-        let key = try! P256.Signing.PrivateKey(rawRepresentation: self.scalar)
+        let key = try! P256.Signing.PrivateKey(rawRepresentation: self.parts.scalar)
         let signature = try! key.signature(for: Array(input.utf8))
         return input + "." + Self.base64URL(ArraySlice(signature.rawRepresentation))
     }
