@@ -74,6 +74,17 @@ extension UsherClient {
         try await self.send(AccessTokenRequest(userID: userID, minValid: minValid))
     }
 
+    /// A DPoP proof (RFC 9449) for one HTTP request with the user's DPoP-bound access token (by default the active
+    /// user's), signed by the daemon with the session's key; `nonce` is the `DPoP-Nonce` the server asked for.
+    public func dpopProof(
+        method: String,
+        url: String,
+        nonce: String? = nil,
+        userID: String? = nil
+    ) async throws -> DPoPProofRequest.Result {
+        try await self.send(DPoPProofRequest(method: method, url: url, nonce: nonce, userID: userID))
+    }
+
     /// Refreshes a user's access token now (by default the active user's).
     public func refresh(userID: String? = nil) async throws -> RefreshRequest.Result {
         try await self.send(RefreshRequest(userID: userID))

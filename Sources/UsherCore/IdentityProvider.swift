@@ -9,19 +9,27 @@ package struct TokenSet: Sendable, Hashable {
     package var expiresAt: Timestamp
     /// Absent when the provider does not say (the session has no local expiry).
     package var refreshExpiresAt: Timestamp?
+    /// The key the tokens are bound to (DPoP, RFC 9449), made when the session opened and kept through its refreshes;
+    /// nil for bearer tokens.
+    package var dpopKey: DPoPKey?
 
     package init(
         accessToken: String,
         issuedAt: Timestamp,
         expiresAt: Timestamp,
         refreshToken: String?,
-        refreshExpiresAt: Timestamp?
+        refreshExpiresAt: Timestamp?,
+        dpopKey: DPoPKey? = nil
     ) {
         self.packed = PackedTokens(accessToken: accessToken, refreshToken: refreshToken)
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
         self.refreshExpiresAt = refreshExpiresAt
+        self.dpopKey = dpopKey
     }
+
+    /// `token_type` of the access token: `DPoP` when it is bound to the session's key, else `Bearer`.
+    package var tokenType: String { self.dpopKey == nil ? "Bearer" : "DPoP" }
 
     package var accessToken: String {
         get { self.packed.accessToken }

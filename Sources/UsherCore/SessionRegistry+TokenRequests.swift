@@ -48,7 +48,7 @@ extension SessionRegistry {
         return AccessTokenRequest.Result(
             userID: userID,
             accessToken: tokens.accessToken,
-            tokenType: "Bearer",
+            tokenType: tokens.tokenType,
             expiresAt: tokens.expiresAt,
             expiresIn: remaining / 1000
         )

@@ -242,7 +242,7 @@ package final class SessionView: Sendable {
                 AccessTokenRequest.Result(
                     userID: id,
                     accessToken: tokens.accessToken,  // unpacked once for this answer
-                    tokenType: "Bearer",
+                    tokenType: tokens.tokenType,
                     expiresAt: tokens.expiresAt,
                     expiresIn: expiresIn
                 )

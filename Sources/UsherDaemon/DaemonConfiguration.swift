@@ -267,6 +267,7 @@ package struct DaemonConfiguration: Sendable {
         configuration.allowAnonymous = try section.bool("allow_anonymous") ?? configuration.allowAnonymous
         configuration.allowRegistration = try section.bool("allow_registration") ?? configuration.allowRegistration
         configuration.issuer = try section.string("issuer") ?? configuration.issuer
+        configuration.dpop = try section.bool("dpop") ?? configuration.dpop
         try Self.outsideCredentials(&section, into: &configuration, secretFiles: &secretFiles)
         try Self.registration(&section, into: &configuration)
         return configuration

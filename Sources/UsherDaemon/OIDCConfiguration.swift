@@ -81,6 +81,7 @@ extension DaemonConfiguration {
             configuration.deleteAccountMethod = method
         }
         configuration.customClaims = try Self.customClaims(&section)
+        configuration.dpop = try section.bool("dpop") ?? configuration.dpop
         return configuration
     }
 

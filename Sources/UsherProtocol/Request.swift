@@ -89,6 +89,7 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case completePasswordReset = "complete_password_reset"
     case refreshProfile = "refresh_profile"
     case updateProfile = "update_profile"
+    case dpopProof = "dpop_proof"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

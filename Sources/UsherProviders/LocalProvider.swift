@@ -12,6 +12,8 @@ package struct LocalProviderConfiguration: Sendable, Hashable {
     package var allowRegistration: Bool
     /// The `iss` claim of access tokens.
     package var issuer: String
+    /// `dpop`: bind access tokens to a key the daemon makes for each session (`cnf.jkt`, RFC 9449).
+    package var dpop = false
     /// `[providers.NAME.jwt]`: accept JWTs from this issuer (`jwt` credentials).
     package var jwt: OutsideTokenConfiguration?
     /// `[providers.NAME.id_token.ISSUER]`: accept ID tokens from these issuers, by name (`id_token` credentials).
@@ -245,7 +247,8 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             tokenHash: SecureRandom.sha256(refreshToken),
             grant: grant
         )
-        let tokens = try await self.issueTokens(grant: grant, refreshToken: refreshToken, now: now)
+        let key = self.configuration.dpop ? DPoPKey.generate() : nil
+        let tokens = try await self.issueTokens(grant: grant, refreshToken: refreshToken, key: key, now: now)
         return Authentication(
             subject: subject,
             kind: kind,
@@ -258,10 +261,11 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     }
 
     /// Signs the access token of `grant` for `userID` (nil: the owner of the grant's identity, looked up: a login,
-    /// where the user is not known yet).
+    /// where the user is not known yet), bound to `key` when there is one.
     private func issueTokens(
         grant: LocalRefreshGrant,
         refreshToken: String,
+        key: DPoPKey?,
         now: Timestamp,
         for userID: String? = nil
     ) async throws -> TokenSet {
@@ -280,12 +284,14 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             "jti": .string(SecureRandom.token(byteCount: 16)),
         ]
         if let email = grant.email { claims["email"] = .string(email) }
+        if let key { claims["cnf"] = .object(["jkt": .string(key.thumbprint)]) }
         return TokenSet(
             accessToken: try await self.signer.sign(claims: claims),
             issuedAt: now,
             expiresAt: expiresAt,
             refreshToken: refreshToken,
-            refreshExpiresAt: grant.expiresAt
+            refreshExpiresAt: grant.expiresAt,
+            dpopKey: key
         )
     }
 
@@ -306,9 +312,18 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         }
         guard let grant else { throw ProviderError.sessionRevoked("the refresh token is revoked or expired") }
         let newToken = SecureRandom.token(byteCount: 32)
+        // The session keeps its key; one from before `dpop` was turned on is bound from now on, and one from after it
+        // was turned off gets bearer tokens.
+        let key = self.configuration.dpop ? session.tokens.dpopKey ?? DPoPKey.generate() : nil
         return RefreshedSession(
             // The registry names the session's user: no look-up on the refresh path.
-            tokens: try await self.issueTokens(grant: grant, refreshToken: newToken, now: now, for: session.userID),
+            tokens: try await self.issueTokens(
+                grant: grant,
+                refreshToken: newToken,
+                key: key,
+                now: now,
+                for: session.userID
+            ),
             providerData: nil,
             pendingWrite: LocalGrantRotation(
                 provider: self.name,

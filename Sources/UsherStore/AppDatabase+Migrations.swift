@@ -150,6 +150,13 @@ extension AppDatabase {
             // Existing users get the profile they had: their email and name.
             try Self.seedProfiles(db)
         }
+        migrator.registerMigration("v9-dpop-keys") { db in
+            // Issue 24, part 3: the private key a session's tokens are bound to (DPoP), sealed like the tokens. It is a
+            // column of the user's row, so it is written in the same transaction as the tokens it binds.
+            try db.alter(table: "user") { t in
+                t.add(column: "dpop_key", .text)
+            }
+        }
         return migrator
     }
 }

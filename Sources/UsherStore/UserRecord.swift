@@ -33,6 +33,7 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         case sessionUID = "session_uid"
         case profile
         case customData = "custom_data"
+        case dpopKey = "dpop_key"
     }
 
     typealias Columns = CodingKeys
@@ -63,6 +64,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     /// Canonical JSON text (`UserClaims.json`); `{}` when empty (column default, migration `v8-profiles`).
     var profile: String
     var customData: String
+    /// The session's DPoP private key (`DPoPKey.stored`), sealed like the tokens; nil for bearer sessions.
+    var dpopKey: String?
 
     /// Reads a row selected through `databaseSelection`, by column index.
     ///
@@ -92,6 +95,7 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.sessionUID = row[19]
         self.profile = row[20]
         self.customData = row[21]
+        self.dpopKey = row[22]
     }
 
     /// The row for `user`. Only the secret columns in `sealing` are sealed (with `cipher`) and filled in; the others
@@ -124,12 +128,13 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         self.sessionUID = user.sessionUID.map(Int64.init)
         self.profile = user.profile.json
         self.customData = user.customData.json
+        self.dpopKey = try sealed(user.tokens?.dpopKey?.stored, .dpopKey)
     }
 
     /// Whether a secret column holds plaintext (stored before encryption was turned on).
     var holdsPlaintextSecrets: Bool {
         TokenCipher.isPlaintext(self.accessToken) || TokenCipher.isPlaintext(self.refreshToken)
-            || TokenCipher.isPlaintext(self.providerData)
+            || TokenCipher.isPlaintext(self.providerData) || TokenCipher.isPlaintext(self.dpopKey)
     }
 
     /// The user this row holds, its secrets opened with `opener`.
@@ -146,7 +151,8 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
                 issuedAt: Timestamp(millisecondsSinceEpoch: issuedAt),
                 expiresAt: Timestamp(millisecondsSinceEpoch: expiresAt),
                 refreshToken: try opener.open(self.refreshToken),
-                refreshExpiresAt: self.refreshTokenExpiresAt.map(Timestamp.init(millisecondsSinceEpoch:))
+                refreshExpiresAt: self.refreshTokenExpiresAt.map(Timestamp.init(millisecondsSinceEpoch:)),
+                dpopKey: try Self.dpopKey(opener.open(self.dpopKey))
             )
         }
         let state = User.State(rawValue: self.state) ?? .loggedOut
@@ -172,9 +178,19 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     }
 }
 
+extension UserRecord {
+    /// The DPoP key a row holds. A stored key that is not one is an error, not a bearer session: the session's tokens
+    /// are bound to a key the daemon no longer has.
+    static func dpopKey(_ stored: String?) throws(StoreError) -> DPoPKey? {
+        guard let stored else { return nil }
+        guard let key = DPoPKey(stored: stored) else { throw .wrongTokenKey }
+        return key
+    }
+}
+
 extension UserRecord.Columns {
     /// The columns a `TokenCipher` seals.
-    static let secrets: Set<Self> = [.accessToken, .refreshToken, .providerData]
+    static let secrets: Set<Self> = [.accessToken, .refreshToken, .providerData, .dpopKey]
 
     /// The columns whose stored value differs between `old` and `new` (two versions of one user, so never the id),
     /// compared in plaintext, field by field.
@@ -205,6 +221,7 @@ extension UserRecord.Columns {
         check(old.sessionUID != new.sessionUID, .sessionUID)
         check(old.profile != new.profile, .profile)
         check(old.customData != new.customData, .customData)
+        check(old.tokens?.dpopKey != new.tokens?.dpopKey, .dpopKey)
         return columns
     }
 }

@@ -18,14 +18,26 @@ extension Usher {
         @OptionGroup var options: GlobalOptions
         @OptionGroup var token: TokenOptions
 
-        @Flag(help: "Print the whole header line, Authorization: Bearer <token> (for curl -H @-).")
+        @Flag(
+            help: """
+                Print the whole header line, Authorization: Bearer <token> (for curl -H @-); DPoP instead of Bearer \
+                for a DPoP-bound token, which also needs a proof (usher dpop-proof).
+                """
+        )
         var header = false
 
         @Flag(help: "Print when the token expires (RFC 3339, UTC) instead of the token.")
         var expires = false
 
+        @Flag(
+            help: "Print the token's type (Bearer, or DPoP when it is bound to the session's key) instead of the token."
+        )
+        var type = false
+
         func validate() throws {
-            if self.header && self.expires { throw ValidationError("Give --header or --expires, not both.") }
+            if [self.header, self.expires, self.type].filter({ $0 }).count > 1 {
+                throw ValidationError("Give one of --header, --expires and --type.")
+            }
         }
 
         func run() throws {
@@ -35,8 +47,10 @@ extension Usher {
                 Output.json(json)
             } else if self.expires {
                 Output.line(token.expiresAt.rfc3339)
+            } else if self.type {
+                Output.line(token.tokenType)
             } else if self.header {
-                Output.line("Authorization: Bearer \(token.accessToken)")
+                Output.line("Authorization: \(token.tokenType) \(token.accessToken)")
             } else {
                 Output.line(token.accessToken)
             }

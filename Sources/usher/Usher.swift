@@ -25,7 +25,8 @@ struct Usher: AsyncParsableCommand {
         subcommands: [
             Status.self, WhoAmI.self, Users.self, Providers.self, Register.self, Passwd.self, Confirm.self,
             ResendConfirmation.self, ResetPassword.self, Login.self, Switch.self,
-            Logout.self, Remove.self, Token.self, Exec.self, Refresh.self, APIKey.self, Watch.self, Call.self,
+            Logout.self, Remove.self, Token.self, DPoPProof.self, Exec.self, Refresh.self, APIKey.self, Watch.self,
+            Call.self,
             Seats.self, Inhibit.self, Leases.self, Link.self, Unlink.self, Delete.self, Profile.self,
             GitCredential.self,
             SetupGit.self, KubeCredential.self, SetupKube.self,

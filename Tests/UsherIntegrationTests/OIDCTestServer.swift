@@ -297,11 +297,12 @@ final class TokenExchangeServer: @unchecked Sendable {
         try self.directory.write("usher.secret", "usher-secret\n")
     }
 
-    /// Starts a server, runs `body`, and always stops the server and removes its files.
-    static func with<T>(_ body: (TokenExchangeServer) async throws -> T) async throws -> T {
+    /// Starts a server (with `dpop`, the DPoP one: see exchange.py), runs `body`, and always stops the server and
+    /// removes its files.
+    static func with<T>(dpop: Bool = false, _ body: (TokenExchangeServer) async throws -> T) async throws -> T {
         let server = try TokenExchangeServer()
         do {
-            try await server.start()
+            try await server.start(dpop: dpop)
             let result = try await body(server)
             await server.shutdown()
             return result
@@ -311,12 +312,13 @@ final class TokenExchangeServer: @unchecked Sendable {
         }
     }
 
-    private func start() async throws {
+    private func start(dpop: Bool) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestPython.executable)
-        process.arguments = [
-            "\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state"),
-        ]
+        process.arguments =
+            [
+                "\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state"),
+            ] + (dpop ? ["--dpop"] : [])
         let announcement = self.directory.file("listening")
         _ = FileManager.default.createFile(atPath: announcement, contents: nil)
         _ = FileManager.default.createFile(atPath: self.directory.file("server.log"), contents: nil)

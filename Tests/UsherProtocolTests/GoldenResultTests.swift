@@ -156,6 +156,21 @@ struct GoldenResultTests {
         )
     }
 
+    @Test func dpopProofResult() throws {
+        let result = DPoPProofRequest.Result(
+            userID: "u_01",
+            proof: "eyJ0eXAiOiJkcG9wK2p3dCJ9.e30.c2ln",
+            accessTokenExpiresAt: Fixtures.at(3_600_000)
+        )
+        try expectResult(
+            result,
+            id: .int(14),
+            #"{"id":14,"result":{"access_token_expires_at":"2027-01-15T09:00:00.000Z","#
+                + #""proof":"eyJ0eXAiOiJkcG9wK2p3dCJ9.e30.c2ln","user_id":"u_01"}}"# + "\n"
+        )
+        #expect(!result.description.contains("eyJ"))
+    }
+
     @Test func refreshResult() throws {
         try expectResult(
             RefreshRequest.Result(userID: "u_01", accessTokenExpiresAt: Fixtures.at(3_600_000)),

@@ -17,7 +17,7 @@ struct TypedParamsTests {
             LinkCredentialsRequest.self, UnlinkIdentityRequest.self, DeleteUserRequest.self,
             ResetPasswordRequest.self, ConfirmUserRequest.self, ResendConfirmationRequest.self,
             RequestPasswordResetRequest.self, CompletePasswordResetRequest.self,
-            RefreshProfileRequest.self, UpdateProfileRequest.self,
+            RefreshProfileRequest.self, UpdateProfileRequest.self, DPoPProofRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -32,7 +32,7 @@ struct TypedParamsTests {
                 "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
                 "reset_password", "confirm_user", "resend_confirmation", "request_password_reset",
                 "complete_password_reset",
-                "refresh_profile", "update_profile",
+                "refresh_profile", "update_profile", "dpop_proof",
             ]
         )
     }

@@ -74,6 +74,8 @@ struct SessionStoreTests {
     }
 
     static let key = TokenCipher(keyBytes: Array(repeating: 0x5A, count: 32))
+    /// A session's DPoP key.
+    static let sessionKey = DPoPKey.generate()
 
     static func time(_ seconds: Int64) -> Timestamp {
         Timestamp(millisecondsSinceEpoch: 1_760_000_000_000 + seconds * 1000)
@@ -210,7 +212,8 @@ struct SessionStoreTests {
                 issuedAt: Self.time(11),
                 expiresAt: Self.time(111),
                 refreshToken: "other-refresh",
-                refreshExpiresAt: Self.time(1111)
+                refreshExpiresAt: Self.time(1111),
+                dpopKey: Self.sessionKey
             ),
             providerData: #"{"id_token":"x"}"#,
             otherIdentities: [Identity(provider: "corp", kind: "oidc", subject: "ann-old")],
@@ -238,7 +241,8 @@ struct SessionStoreTests {
         try await fixture.commit(saving: cleared, previous: changed, generation: 5)
         #expect(
             try fixture.written() == [
-                "access_token", "access_token_expires_at", "access_token_issued_at", "email", "last_active_at",
+                "access_token", "access_token_expires_at", "access_token_issued_at", "dpop_key", "email",
+                "last_active_at",
                 "last_login_at", "name", "provider_data", "refresh_token", "refresh_token_expires_at", "state",
             ]
         )

@@ -68,6 +68,10 @@ struct OIDCHTTP: Sendable {
         var status: Int
         var contentType: String?
         var body: [UInt8]
+        /// The `DPoP-Nonce` header: the nonce a server wants in the next DPoP proof (RFC 9449 sections 8 and 9).
+        var dpopNonce: String? = nil
+        /// The `WWW-Authenticate` header of a refusal.
+        var challenge: String? = nil
     }
 
     /// GETs `url`, with a bearer token when given.
@@ -76,6 +80,16 @@ struct OIDCHTTP: Sendable {
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/json")
         if let bearerToken { request.headers.add(name: "Authorization", value: "Bearer \(bearerToken)") }
+        return try await self.send(request)
+    }
+
+    /// GETs `url` with a DPoP-bound access token and its proof (RFC 9449 section 7.1).
+    func get(_ url: String, dpopToken: String, proof: String) async throws(OIDCFailure) -> Response {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "Authorization", value: "DPoP \(dpopToken)")
+        request.headers.add(name: "DPoP", value: proof)
         return try await self.send(request)
     }
 
@@ -115,10 +129,14 @@ struct OIDCHTTP: Sendable {
         let status: Int
         let contentType: String?
         let body: ByteBuffer
+        let dpopNonce: String?
+        let challenge: String?
         do {
             let response = try await self.client.execute(request, deadline: deadline, logger: self.logger)
             status = Int(response.status.code)
             contentType = response.headers.first(name: "Content-Type")
+            dpopNonce = response.headers.first(name: "DPoP-Nonce")
+            challenge = response.headers.first(name: "WWW-Authenticate")
             body = try await response.body.collect(upTo: Self.maximumBodyBytes)
             if request.method == .POST, response.history.count > 1 {
                 throw OIDCFailure.invalid("\(host) redirected a POST request")
@@ -136,7 +154,13 @@ struct OIDCHTTP: Sendable {
         if status == 429 || status >= 500 {
             throw .unavailable("\(host) answered HTTP \(status)")
         }
-        return Response(status: status, contentType: contentType, body: Array(buffer: body))
+        return Response(
+            status: status,
+            contentType: contentType,
+            body: Array(buffer: body),
+            dpopNonce: dpopNonce,
+            challenge: challenge
+        )
     }
 
     /// A transport error in words, without anything from the request.

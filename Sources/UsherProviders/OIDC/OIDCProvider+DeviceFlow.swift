@@ -71,6 +71,8 @@ extension OIDCProvider {
     func pollDeviceLogin(_ loginID: String, deviceCode: String, interval: Int64, expiresAt: Timestamp) async {
         var interval = interval
         var outcome: Result<Authentication, ProviderError>
+        // One key for every poll of the login: the tokens the approving poll gets are bound to it.
+        let key = self.newDPoPKey
         while true {
             do {
                 try await self.clock.sleep(until: self.clock.now().adding(milliseconds: interval * 1000))
@@ -86,7 +88,8 @@ extension OIDCProvider {
             do {
                 let response = try await self.tokenResponse(
                     discovered.metadata,
-                    [("grant_type", OIDCMetadata.deviceCodeGrant), ("device_code", deviceCode)]
+                    [("grant_type", OIDCMetadata.deviceCodeGrant), ("device_code", deviceCode)],
+                    dpopKey: key
                 )
                 outcome = .success(
                     try await self.authentication(from: response, kind: Kind.deviceCode, nonce: nil, discovered)

@@ -16,7 +16,11 @@ extension OIDCProvider: ProfileReading {
             throw ProviderError.unavailable(Self.describe(error))
         }
         guard let endpoint = discovered.metadata.userinfoEndpoint else { return (nil, nil) }
-        let claims = try await self.userinfo(endpoint, accessToken: session.tokens.accessToken)
+        let claims = try await self.userinfo(
+            endpoint,
+            accessToken: session.tokens.accessToken,
+            dpopKey: session.tokens.dpopKey
+        )
         guard claims["sub"]?.stringValue == session.subject else {
             throw ProviderError.providerError(
                 error: "invalid_userinfo",

@@ -26,7 +26,8 @@ extension OIDCProvider {
         do {
             response = try await self.tokenResponse(
                 discovered.metadata,
-                [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
+                [("grant_type", "refresh_token"), ("refresh_token", refreshToken)],
+                dpopKey: self.dpopKey(refreshing: session)
             )
         } catch {
             throw Self.refreshError(error)
@@ -73,7 +74,8 @@ extension OIDCProvider {
         do {
             var tokens = try await self.tokenResponse(
                 discovered.metadata,
-                [("grant_type", "client_credentials"), ("scope", self.serviceScope)]
+                [("grant_type", "client_credentials"), ("scope", self.serviceScope)],
+                dpopKey: self.dpopKey(refreshing: session)
             )
             .tokenSet(now: self.clock.now())
             tokens.refreshToken = tokens.refreshToken ?? session.tokens.refreshToken

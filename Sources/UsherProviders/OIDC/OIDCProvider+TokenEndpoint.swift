@@ -23,24 +23,33 @@ extension OIDCProvider {
         }
     }
 
-    /// A token endpoint request whose failures keep their OAuth detail (device polling, refresh).
+    /// A token endpoint request whose failures keep their OAuth detail (device polling, refresh), with a DPoP proof
+    /// of `dpopKey` when there is one: the answer's tokens are then bound to that key if the provider says so.
     func tokenResponse(
         _ metadata: OIDCMetadata,
-        _ fields: [(String, String)]
+        _ fields: [(String, String)],
+        dpopKey: DPoPKey? = nil
     ) async throws(OIDCFailure) -> OIDCTokenResponse {
         let (form, headers) = self.authenticatedForm(fields)
-        let response = try await self.http.post(metadata.tokenEndpoint, form: form, headers: headers)
+        let response = try await self.postTokenRequest(metadata, form: form, headers: headers, dpopKey: dpopKey)
         guard response.status == 200 else { throw response.oauthError() }
-        return try OIDCTokenResponse.parse(response.jsonObject(what: "the token response"))
+        var parsed = try OIDCTokenResponse.parse(
+            response.jsonObject(what: "the token response"),
+            sentProof: dpopKey != nil
+        )
+        // A provider that does not bind tokens answers Bearer ones (RFC 9449 section 5): the session then has no key.
+        parsed.dpopKey = parsed.isDPoPBound ? dpopKey : nil
+        return parsed
     }
 
-    /// A token endpoint request of a login: failures become the login's errors.
+    /// A token endpoint request of a login: failures become the login's errors. With `dpop = true`, the login's
+    /// tokens are bound to a new key.
     func token(
         _ metadata: OIDCMetadata,
         _ fields: [(String, String)]
     ) async throws(ProviderError) -> OIDCTokenResponse {
         do {
-            return try await self.tokenResponse(metadata, fields)
+            return try await self.tokenResponse(metadata, fields, dpopKey: self.newDPoPKey)
         } catch {
             let grant = fields.first { $0.0 == "grant_type" }?.1 ?? "?"
             self.logger.notice("token request failed", metadata: ["grant": "\(grant)", "error": "\(error.summary)"])
@@ -65,7 +74,11 @@ extension OIDCProvider {
         if let endpoint = discovered.metadata.userinfoEndpoint {
             var userinfo: [String: JSONValue]?
             do {
-                userinfo = try await self.userinfo(endpoint, accessToken: response.accessToken)
+                userinfo = try await self.userinfo(
+                    endpoint,
+                    accessToken: response.accessToken,
+                    dpopKey: response.dpopKey
+                )
             } catch {
                 // With an ID token, userinfo only completes the profile; without one, it is who the user is.
                 guard claims["sub"] != nil else { throw error }
@@ -125,9 +138,19 @@ extension OIDCProvider {
         }
     }
 
-    func userinfo(_ endpoint: String, accessToken: String) async throws(ProviderError) -> [String: JSONValue] {
+    /// Userinfo, asked with the access token: as a bearer token, or with a proof of `dpopKey` for a DPoP-bound one.
+    func userinfo(
+        _ endpoint: String,
+        accessToken: String,
+        dpopKey: DPoPKey?
+    ) async throws(ProviderError) -> [String: JSONValue] {
         do throws(OIDCFailure) {
-            let response = try await self.http.get(endpoint, bearerToken: accessToken)
+            let response =
+                if let dpopKey {
+                    try await self.getWithProof(endpoint, accessToken: accessToken, key: dpopKey)
+                } else {
+                    try await self.http.get(endpoint, bearerToken: accessToken)
+                }
             guard response.status == 200 else { throw response.oauthError() }
             return try response.jsonObject(what: "userinfo")
         } catch {

@@ -34,6 +34,9 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     /// `custom_claims`: the claims kept as the user's `custom_data` (from the ID token, userinfo, or the access token
     /// when it is a JWT). Never a secret's name (`UserClaims.customClaimNameProblem`).
     package var customClaims: [String] = []
+    /// `dpop`: send DPoP proofs (RFC 9449) with a key usherd makes for each session on token requests, so that the
+    /// provider binds the tokens to it, and with the session's userinfo requests.
+    package var dpop = false
 
     /// The grant names `grant_types` accepts, and the grant type identifier each stands for: the identifiers that
     /// discovery documents list, and `device_code` and `token_exchange` for the two URNs.

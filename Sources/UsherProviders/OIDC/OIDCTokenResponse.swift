@@ -10,16 +10,24 @@ struct OIDCTokenResponse: Sendable {
     /// Keycloak and others say how long the refresh token lasts; 0 means "no expiry".
     var refreshExpiresIn: Int64?
     var idToken: String?
+    /// Whether the provider bound the tokens to the proof's key (`token_type` `DPoP`).
+    var isDPoPBound = false
+    /// The key the tokens are bound to: the one whose proof the request carried, when the provider bound them.
+    var dpopKey: DPoPKey?
 
     /// The access token lifetime assumed when the provider gives neither `expires_in` nor a JWT `exp`.
     static let defaultLifetimeSeconds: Int64 = 300
 
-    static func parse(_ object: [String: JSONValue]) throws(OIDCFailure) -> OIDCTokenResponse {
+    /// - Parameter sentProof: whether the request carried a DPoP proof: only then may the tokens be `DPoP` ones (a
+    ///   provider may still answer `Bearer`, when it does not bind tokens: RFC 9449 section 5).
+    static func parse(_ object: [String: JSONValue], sentProof: Bool = false) throws(OIDCFailure) -> OIDCTokenResponse {
         guard case .string(let accessToken)? = object["access_token"], !accessToken.isEmpty else {
             throw .invalid("the token response has no access_token")
         }
-        if let tokenType = object["token_type"]?.stringValue, tokenType.lowercased() != "bearer" {
-            throw .invalid("the token type \"\(OIDCHTTP.Response.printable(tokenType, limit: 32))\" is not Bearer")
+        let tokenType = object["token_type"]?.stringValue?.lowercased()
+        if let tokenType, tokenType != "bearer", !(sentProof && tokenType == "dpop") {
+            let shown = OIDCHTTP.Response.printable(object["token_type"]?.stringValue ?? "", limit: 32)
+            throw .invalid("the token type \"\(shown)\" is not Bearer" + (sentProof ? " or DPoP" : ""))
         }
         func optionalString(_ key: String) throws(OIDCFailure) -> String? {
             switch object[key] {
@@ -33,7 +41,8 @@ struct OIDCTokenResponse: Sendable {
             expiresIn: try Self.seconds(object, "expires_in"),
             refreshToken: try optionalString("refresh_token"),
             refreshExpiresIn: try Self.seconds(object, "refresh_expires_in"),
-            idToken: try optionalString("id_token")
+            idToken: try optionalString("id_token"),
+            isDPoPBound: tokenType == "dpop"
         )
     }
 
@@ -66,7 +75,8 @@ struct OIDCTokenResponse: Sendable {
             issuedAt: now,
             expiresAt: expiresAt ?? now.adding(milliseconds: Self.defaultLifetimeSeconds * 1000),
             refreshToken: self.refreshToken,
-            refreshExpiresAt: self.refreshExpiresIn.flatMap { $0 > 0 ? now.adding(milliseconds: $0 * 1000) : nil }
+            refreshExpiresAt: self.refreshExpiresIn.flatMap { $0 > 0 ? now.adding(milliseconds: $0 * 1000) : nil },
+            dpopKey: self.dpopKey
         )
     }
 

@@ -38,6 +38,7 @@ extension MethodHandler {
         case .completePasswordReset: .completePasswordReset
         case .refreshProfile: .refreshProfile
         case .updateProfile: .updateProfile
+        case .dpopProof: .dpopProof
         }
     }
 }

@@ -5,8 +5,16 @@ django-oauth-toolkit has no token exchange, so this is idpyoidc (IdentityPython'
 from PyPI) behind a small WSGI front: discovery, JWK set, authorization, token (authorization code, refresh, token
 exchange) and userinfo endpoints, on 127.0.0.1. The token exchange itself is idpyoidc's.
 
-    exchange.py serve STATE_DIR
+    exchange.py serve STATE_DIR [--dpop]
         Serves on a free loopback port; prints "listening on http://127.0.0.1:PORT" once it accepts connections.
+        With --dpop, the token endpoint takes DPoP proofs (RFC 9449; idpyoidc's own add-on checks them and binds the
+        tokens: token_type DPoP, cnf.jkt) and the client "usher" may also use the authorization code grant with the
+        redirect URI http://127.0.0.1:8976/callback. In front of idpyoidc, which has no nonces, the token endpoint
+        demands a nonce of its own in every proof (use_dpop_nonce, DPoP-Nonce), and userinfo takes a DPoP-bound token
+        only with a proof that RFC 9449 section 7 accepts (checked as Tests/Fixtures/token-servers/dpop_server.py
+        does; idpyoidc's own userinfo check hashes ath in hexadecimal, not base64url). Each is logged on stderr:
+        "dpop: nonce demanded", "dpop: token request with nonce", "dpop: userinfo proof accepted" or
+        "dpop: userinfo proof refused: REASON".
     exchange.py subject-token ISSUER
         Plays another application of the same provider ("app"): logs the test user in (the authorization endpoint
         authenticates everyone as "diana") with the authorization code grant and prints its access token, the
@@ -41,14 +49,23 @@ ENCRYPTION = {
     }
 }
 APP_REDIRECT = "https://app.example.com/callback"
+USHER_DPOP_REDIRECT = "http://127.0.0.1:8976/callback"
 
 
-def configuration(issuer, state_dir):
+def configuration(issuer, state_dir, dpop=False):
     from idpyoidc.server.authz import AuthzHandling
     from idpyoidc.server.client_authn import verify_client
     from idpyoidc.server.user_info import UserInfo
 
-    return {
+    extra = {}
+    if dpop:
+        extra["add_on"] = {
+            "dpop": {
+                "function": "idpyoidc.server.oauth2.add_on.dpop.add_support",
+                "kwargs": {"dpop_signing_alg_values_supported": ["ES256"], "dpop_endpoints": ["token"]},
+            }
+        }
+    return extra | {
         "issuer": issuer,
         "httpc_params": {"verify": False},
         "keys": {
@@ -146,7 +163,7 @@ def configuration(issuer, state_dir):
     }
 
 
-def build(state_dir, issuer):
+def build(state_dir, issuer, dpop=False):
     from idpyoidc.server import Server
     from idpyoidc.server.configure import OPConfiguration
 
@@ -164,7 +181,9 @@ def build(state_dir, issuer):
             }
         )
     )
-    server = Server(OPConfiguration(conf=configuration(issuer, state_dir), base_path=str(state_dir)), cwd=str(state_dir))
+    server = Server(
+        OPConfiguration(conf=configuration(issuer, state_dir, dpop), base_path=str(state_dir)), cwd=str(state_dir)
+    )
     scopes = ["openid", "email", "profile", "offline_access"]
     server.context.cdb["app"] = {
         "client_id": "app",
@@ -186,10 +205,66 @@ def build(state_dir, issuer):
         "response_types_supported": ["code"],
         "allowed_scopes": scopes,
     }
+    if dpop:
+        # idpyoidc 5.0.0's add-on puts this in the metadata, which the server then rebuilds without it; its refresh
+        # grant binds tokens only when the metadata has it.
+        server.context.provider_info["dpop_signing_alg_values_supported"] = ["ES256"]
+        server.context.cdb["usher"]["redirect_uris"].append((USHER_DPOP_REDIRECT, None))
+        server.context.cdb["usher"]["grant_types_supported"].append("authorization_code")
     return server
 
 
-def application(server):
+class DPoPFront:
+    """What the --dpop server does in front of idpyoidc: a nonce at the token endpoint, proofs at userinfo."""
+
+    def __init__(self):
+        import secrets
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "token-servers"))
+        self.nonce = "n-" + secrets.token_urlsafe(12)
+        self.seen = set()
+
+    @staticmethod
+    def claims(jwt):
+        import base64
+
+        part = jwt.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+    def token_refusal(self, environ):
+        """The answer to a token request whose proof lacks this server's nonce, or None."""
+        proof = environ.get("HTTP_DPOP", "")
+        try:
+            nonce = self.claims(proof).get("nonce")
+        except (ValueError, IndexError):
+            nonce = None
+        if nonce == self.nonce:
+            sys.stderr.write("dpop: token request with nonce\n")
+            return None
+        sys.stderr.write("dpop: nonce demanded\n")
+        body = {"error": "use_dpop_nonce", "error_description": "Authorization server requires nonce in DPoP proof"}
+        return "400 Bad Request", json.dumps(body), [("DPoP-Nonce", self.nonce), ("Cache-Control", "no-store")]
+
+    def userinfo_refusal(self, environ, url):
+        """Checks a DPoP-bound userinfo request (RFC 9449 section 7.1); the reason it is refused, or None."""
+        from dpop_server import Refusal, check_proof
+
+        authorization = environ.get("HTTP_AUTHORIZATION", "")
+        if not authorization.startswith("DPoP "):
+            return "not a DPoP-bound request"
+        token = authorization[len("DPoP ") :]
+        try:
+            jkt = (self.claims(token).get("cnf") or {}).get("jkt")
+            check_proof(environ.get("HTTP_DPOP", ""), "GET", url, token, jkt, None, self.seen)
+        except (ValueError, IndexError):
+            return "the token is not a JWT"
+        except Refusal as refusal:
+            return refusal.reason
+        environ["HTTP_AUTHORIZATION"] = "Bearer " + token
+        return None
+
+
+def application(server, front=None):
     lock = threading.Lock()  # idpyoidc's server state is not made for concurrent requests
 
     def respond(start_response, status, body, content_type="application/json", headers=()):
@@ -203,7 +278,20 @@ def application(server):
         query = environ.get("QUERY_STRING", "")
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length).decode() if length else ""
+        if front is not None and path == "/token":
+            refusal = front.token_refusal(environ)
+            if refusal:
+                return respond(start_response, refusal[0], refusal[1], headers=refusal[2])
+        if front is not None and path == "/userinfo" and "HTTP_DPOP" in environ:
+            reason = front.userinfo_refusal(environ, server.context.issuer + path)
+            if reason:
+                sys.stderr.write("dpop: userinfo proof refused: %s\n" % reason)
+                challenge = 'DPoP algs="ES256", error="invalid_dpop_proof"'
+                return respond(start_response, "401 Unauthorized", "{}", headers=[("WWW-Authenticate", challenge)])
+            sys.stderr.write("dpop: userinfo proof accepted\n")
         headers = {"authorization": environ.get("HTTP_AUTHORIZATION", "")}
+        if "HTTP_DPOP" in environ:
+            headers["dpop"] = environ["HTTP_DPOP"]
         http_info = {"headers": headers, "method": method, "url": server.context.issuer + path}
         if path == "/jwks.json":
             return respond(start_response, "200 OK", json.dumps(server.keyjar.export_jwks()))
@@ -241,13 +329,13 @@ def application(server):
     return app
 
 
-def serve(state_dir):
+def serve(state_dir, dpop=False):
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    server = build(state_dir, f"http://127.0.0.1:{port}")
+    server = build(state_dir, f"http://127.0.0.1:{port}", dpop)
 
     class Handler(WSGIRequestHandler):
         def log_message(self, format, *args):
@@ -261,7 +349,7 @@ def serve(state_dir):
     http.server_port = port
     http.setup_environ()
     listener.listen(16)
-    http.set_app(application(server))
+    http.set_app(application(server, DPoPFront() if dpop else None))
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     print(f"listening on http://127.0.0.1:{port}", flush=True)
     http.serve_forever(poll_interval=0.1)
@@ -304,8 +392,8 @@ def subject_token(issuer):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "serve" and sys.argv[3:] in ([], ["--dpop"]):
+        serve(Path(sys.argv[2]), dpop=sys.argv[3:] == ["--dpop"])
     elif len(sys.argv) == 3 and sys.argv[1] == "subject-token":
         subject_token(sys.argv[2])
     else:

@@ -19,6 +19,8 @@ def b64url(text):
 def keys(jwks_file):
     found = {}
     for key in json.loads(Path(jwks_file).read_text())["keys"]:
+        if key.get("kty") != "EC" or key.get("crv") != "P-256":
+            continue  # only ES256 keys sign the tokens checked here (an OpenID provider's set may hold RSA keys too)
         x = int.from_bytes(b64url(key["x"]), "big")
         y = int.from_bytes(b64url(key["y"]), "big")
         found[key["kid"]] = ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()

@@ -1,0 +1,40 @@
+import UsherProtocol
+
+/// `dpop_proof`: proofs signed with the key a session's tokens are bound to (RFC 9449).
+extension SessionRegistry {
+    /// A DPoP proof for `method` `url`, with `ath` for the user's current access token, signed with the session's key.
+    ///
+    /// The token is the one held now, not refreshed first: a program asks `access_token` for the token (which refreshes
+    /// it when needed), then for the proof. The answer says when that token expires, so that a program whose token was
+    /// refreshed in between can tell.
+    ///
+    /// - Throws: `SessionError.notSupported` when the session's tokens are bearer tokens (its provider does not have
+    ///   `dpop = true`), the errors of `access_token` for a user that is not there or not logged in.
+    package func dpopProof(
+        userID: String?,
+        method: String,
+        url: String,
+        nonce: String?,
+        seat requested: String? = nil,
+        scope: SeatScope = .everywhere
+    ) throws -> DPoPProofRequest.Result {
+        let seat = try self.seat(named: requested)
+        let user = try self.loggedIn(userID, seat: seat)
+        try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
+        guard let tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
+        guard let key = tokens.dpopKey else {
+            throw SessionError.notSupported(
+                "the tokens of \(user.id) are bearer tokens: its provider \(user.provider) does not bind them to a "
+                    + "DPoP key (dpop = true)"
+            )
+        }
+        let proof = key.proof(
+            method: method,
+            url: url,
+            nonce: nonce,
+            accessToken: tokens.accessToken,
+            issuedAt: self.clock.now()
+        )
+        return DPoPProofRequest.Result(userID: user.id, proof: proof, accessTokenExpiresAt: tokens.expiresAt)
+    }
+}
