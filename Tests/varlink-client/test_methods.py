@@ -56,6 +56,7 @@ def test_every_method_answers_as_the_definition_says(checked: Checked, definitio
     # Tokens and profiles.
     token = call("AccessToken", min_valid=300)
     assert token["user_id"] == ann["id"] and token["token_type"] == "Bearer" and token["expires_in"] >= 300
+    fails("DpopProof", "NotSupported", htm="GET", htu="https://api.example.com/photos")
     assert call("Refresh")["user_id"] == ann["id"]
     assert call("UpdateProfile", name="Ann Example", locale="en")["user"]["profile"]["name"] == "Ann Example"
     assert call("RefreshProfile")["user"]["profile"]["locale"] == "en"
@@ -225,3 +226,19 @@ def test_the_access_policy_applies_to_varlink_calls(daemon: Any) -> None:
     assert current["parameters"]["user"] is None
     assert login["error"] == "io.usher.Session.PermissionDenied"
     assert "manage" in login["parameters"]["message"]
+
+
+@pytest.mark.usherd_config('[providers.local]\ntype = "local"\ndpop = true\n')
+def test_a_dpop_bound_session_answers_proofs(session: Any, definition: Definition) -> None:
+    import base64
+
+    session.Login(credentials={"type": "anonymous"})
+    token = session.AccessToken()
+    assert token["token_type"] == "DPoP"
+    answer = session.DpopProof(htm="POST", htu="https://api.example.com/photos?size=2")
+    definition.check_reply("DpopProof", answer)
+    header, claims = (
+        json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))) for part in answer["proof"].split(".")[:2]
+    )
+    assert header["typ"] == "dpop+jwt" and header["alg"] == "ES256" and "d" not in header["jwk"]
+    assert claims["htm"] == "POST" and claims["htu"] == "https://api.example.com/photos"
