@@ -33,15 +33,6 @@ enum KernelPeer {
         }
     }
 
-    /// The peer's executable, for audit records; nil when `/proc/PID/exe` cannot be read (another user's process
-    /// under `ProtectProc=invisible`, or the process is gone).
-    static func executable(of pid: Int32) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     /// `struct ucred` from `<sys/socket.h>` (hidden behind `_GNU_SOURCE` in the Glibc module): the same three
     /// 32-bit fields in the same order.
     private struct Ucred: Sendable {
