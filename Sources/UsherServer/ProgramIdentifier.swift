@@ -15,7 +15,7 @@ import Glibc
 /// `SO_PEERCRED` pid, accepted only if that process started before the connection was accepted), everything is read
 /// through its pid, and the result counts only if the pinned process is still running afterwards (while it runs, its
 /// pid cannot name another process).
-enum ProgramIdentifier {
+package enum ProgramIdentifier {
     /// `peer` with its program identified (`PeerCredentials.program`); the executable's digest too when a rule in
     /// force asks for digests (`digests.wanted`). Fails only when the thread pool has stopped (the daemon stops).
     static func identify(
@@ -54,7 +54,7 @@ enum ProgramIdentifier {
     }
 
     /// How the peer's process is pinned.
-    enum Pin: Sendable {
+    package enum Pin: Sendable {
         /// `SO_PEERPIDFD`'s pidfd.
         case pidfd(CInt)
         /// The kernel has no `SO_PEERPIDFD`: `pidfd_open` on the pid, with a check that it is the same process.
@@ -65,7 +65,7 @@ enum ProgramIdentifier {
 
     /// What can be found out about process `pid`. Blocking (it reads `/proc`): on a thread pool's thread. Closes
     /// the pin's pidfd.
-    static func identity(pid: Int32, pin: Pin, acceptedAt: UInt64) -> ProgramIdentity {
+    package static func identity(pid: Int32, pin: Pin, acceptedAt: UInt64) -> ProgramIdentity {
         let pinned: CInt
         switch pin {
         case .pidfd(let pidfd):
@@ -113,7 +113,7 @@ enum ProgramIdentifier {
     }
 
     /// Now, in clock ticks since boot (`CLOCK_BOOTTIME`, the clock of a process's start time in `/proc/PID/stat`).
-    static func bootTicks() -> UInt64 {
+    package static func bootTicks() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_BOOTTIME, &now)
         let hertz = UInt64(max(1, sysconf(Int32(_SC_CLK_TCK))))
