@@ -33,6 +33,12 @@ enum KernelPeer {
         }
     }
 
+    /// The peer's executable (`/proc/PID/exe`), read now; nil when it cannot be read. A connection's peer has it
+    /// already, read off the event loop when the connection was accepted (`PeerCredentials.program`).
+    static func executable(of pid: Int32) -> String? {
+        ProgramIdentifier.executable(of: pid)
+    }
+
     /// `struct ucred` from `<sys/socket.h>` (hidden behind `_GNU_SOURCE` in the Glibc module): the same three
     /// 32-bit fields in the same order.
     private struct Ucred: Sendable {

@@ -82,7 +82,13 @@ package final class ServerSettings: Sendable {
     /// Puts `policy` in force once the connections that are open are ready for it: when it has `executable_sha256`
     /// rules, their executables are hashed first (off the event loop), so the rules apply to them at once.
     package func install(_ policy: AccessPolicy) async {
-        await self.digests.prepare(wanted: policy.needsExecutableDigests)
+        guard policy.needsExecutableDigests else {
+            // Hashing stops only once no rule in force asks for digests.
+            self.policy = policy
+            self.digests.wanted = false
+            return
+        }
+        await self.digests.prepare(wanted: true)
         self.policy = policy
     }
 
