@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -43,6 +44,22 @@ static inline int usher_pidfd_open(pid_t pid) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+/// SO_PEERPIDFD (Linux 6.5): a pidfd for the process at the other end of a connected Unix socket, taken when it
+/// connected. Older C library headers lack the name.
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+static const int usher_so_peerpidfd = SO_PEERPIDFD;
+
+/// Whether the process a pidfd refers to is still running: 1, 0 when it has exited (its pid may be reused), -1 with
+/// errno set. A pidfd polls readable once the process exits; no permission over the process is needed.
+static inline int usher_pidfd_is_running(int pidfd) {
+    struct pollfd entry = {.fd = pidfd, .events = POLLIN, .revents = 0};
+    int ready = poll(&entry, 1, 0);
+    if (ready < 0) return -1;
+    return ready == 0 ? 1 : 0;
 }
 
 /// Returns the heap's free memory to the system (glibc's malloc_trim(0)).

@@ -185,6 +185,7 @@ package struct Daemon {
             policy: AccessPolicy(daemonUID: getuid(), rules: self.configuration.accessRules),
             seatOfPeer: seatOfPeer
         )
+        if let warning = settings.policy.programVisibilityWarning { self.logger.warning("\(warning)") }
         let auditLog = AuditLog()
         let logBudget = PeerLogBudget(
             limit: { settings.limits.maximumLogRecordsPerSecond },

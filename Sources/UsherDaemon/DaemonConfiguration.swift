@@ -173,7 +173,8 @@ package struct DaemonConfiguration: Sendable {
         }
     }
 
-    /// `[[access.rule]]` entries: exactly one of `uid`, `user`, `group`, and `allow`, a list of permissions. User
+    /// `[[access.rule]]` entries: exactly one of `uid`, `user`, `group`, `allow`, a list of permissions, and
+    /// optionally `seats` and program conditions (`ProgramCondition.read`). User
     /// and group names are resolved now, so a typo is an error naming the rule, not a rule that never matches.
     private static func accessRules(_ access: inout ConfigSection) throws(ConfigurationError) -> [AccessRule] {
         var rules: [AccessRule] = []
@@ -210,8 +211,9 @@ package struct DaemonConfiguration: Sendable {
             }
             let seats = try rule.stringArray("seats").map(Set.init)
             if let seats, seats.isEmpty { throw rule.error("seats", "must name at least one seat (or be left out)") }
+            let program = try ProgramCondition.read(from: &rule)
             try rule.finish()
-            rules.append(AccessRule(principal, allow: allow, seats: seats))
+            rules.append(AccessRule(principal, allow: allow, seats: seats, program: program))
         }
         return rules
     }

@@ -87,7 +87,9 @@ final class Reloader: Sendable {
             configuration: next.registryConfiguration
         )
         self.settings.limits = next.limits
-        self.settings.policy = AccessPolicy(daemonUID: getuid(), rules: next.accessRules)
+        let policy = AccessPolicy(daemonUID: getuid(), rules: next.accessRules)
+        if let warning = policy.programVisibilityWarning { self.logger.warning("\(warning)") }
+        await self.settings.install(policy)
         self.throttle.settings = next.loginThrottle
         self.logLevel.value = next.logLevel
         self.running.withLock { $0 = next }

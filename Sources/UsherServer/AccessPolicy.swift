@@ -32,19 +32,58 @@ package enum SeatReach: Sendable, Hashable {
 }
 
 /// The credentials the kernel reports for the process at the other end of a connection (`SO_PEERCRED`,
-/// `SO_PEERGROUPS`).
+/// `SO_PEERGROUPS`), and the program usherd identified there (`ProgramIdentifier`).
 package struct PeerCredentials: Sendable, Hashable {
     package var uid: UInt32
     package var gid: UInt32
     package var pid: Int32
     /// Supplementary groups.
     package var groups: [UInt32]
+    /// Its executable and units, found once when the connection was accepted.
+    package var program: PeerProgram
 
-    package init(uid: UInt32, gid: UInt32, pid: Int32, groups: [UInt32] = []) {
+    package init(uid: UInt32, gid: UInt32, pid: Int32, groups: [UInt32] = [], program: PeerProgram = .unidentified) {
         self.uid = uid
         self.gid = gid
         self.pid = pid
         self.groups = groups
+        self.program = program
+    }
+}
+
+/// The program conditions of a rule (`executable`, `executable_sha256`, `unit`, `user_unit`): every one given must
+/// hold, and none holds for a peer whose program could not be identified.
+package struct ProgramCondition: Sendable, Hashable {
+    /// The executable's path, as `/proc/PID/exe` shows it (links resolved).
+    package var executable: String?
+    /// The executable file's SHA-256, lowercase hex.
+    package var executableSHA256: String?
+    /// The systemd unit (`sd_pid_get_unit`).
+    package var unit: String?
+    /// The unit of the user's service manager (`sd_pid_get_user_unit`).
+    package var userUnit: String?
+
+    package init(
+        executable: String? = nil,
+        executableSHA256: String? = nil,
+        unit: String? = nil,
+        userUnit: String? = nil
+    ) {
+        self.executable = executable
+        self.executableSHA256 = executableSHA256
+        self.unit = unit
+        self.userUnit = userUnit
+    }
+
+    func matches(_ program: PeerProgram) -> Bool {
+        let identity = program.identity
+        guard identity.identified else { return false }
+        if let executable = self.executable, identity.executable != executable { return false }
+        if let unit = self.unit, identity.unit != unit { return false }
+        if let userUnit = self.userUnit, identity.userUnit != userUnit { return false }
+        // Last: the only condition that takes a lock (the digest is computed once, off the event loop).
+        if let digest = self.executableSHA256, program.executableSHA256 != digest { return false }
+        return true
     }
 }
 
@@ -71,18 +110,30 @@ package struct AccessRule: Sendable, Hashable {
     /// `seats = [...]`: the rule grants its permissions only for requests about these seats and no other (see
     /// `SeatReach`); nil: every seat.
     package var seats: Set<String>?
+    /// Which program the peer must be, besides who (`ProgramCondition`); nil: any program.
+    package var program: ProgramCondition?
 
-    package init(_ principal: Principal, allow: Set<Permission>, seats: Set<String>? = nil) {
+    package init(
+        _ principal: Principal,
+        allow: Set<Permission>,
+        seats: Set<String>? = nil,
+        program: ProgramCondition? = nil
+    ) {
         self.principal = principal
         self.allow = allow
         self.seats = seats
+        self.program = program
     }
 
     func matches(_ peer: PeerCredentials) -> Bool {
-        switch self.principal {
-        case .uid(let uid), .user(_, let uid): peer.uid == uid
-        case .group(_, let gid): peer.gid == gid || peer.groups.contains(gid)
-        }
+        let principal =
+            switch self.principal {
+            case .uid(let uid), .user(_, let uid): peer.uid == uid
+            case .group(_, let gid): peer.gid == gid || peer.groups.contains(gid)
+            }
+        guard principal else { return false }
+        guard let program = self.program else { return true }
+        return program.matches(peer.program)
     }
 }
 
@@ -136,4 +187,10 @@ package struct AccessPolicy: Sendable, Hashable {
 
     /// Whether some rule is scoped to seats: only then does a request's seat matter to its permissions.
     package var hasSeatRules: Bool { self.rules.contains { $0.seats != nil } }
+
+    /// Whether some rule asks for the executable's digest: only then are peers' executables hashed.
+    package var needsExecutableDigests: Bool { self.rules.contains { $0.program?.executableSHA256 != nil } }
+
+    /// Whether some rule has program conditions.
+    package var hasProgramRules: Bool { self.rules.contains { $0.program != nil } }
 }

@@ -33,13 +33,10 @@ enum KernelPeer {
         }
     }
 
-    /// The peer's executable, for audit records; nil when `/proc/PID/exe` cannot be read (another user's process
-    /// under `ProtectProc=invisible`, or the process is gone).
+    /// The peer's executable (`/proc/PID/exe`), read now; nil when it cannot be read. A connection's peer has it
+    /// already, read off the event loop when the connection was accepted (`PeerCredentials.program`).
     static func executable(of pid: Int32) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        ProgramIdentifier.executable(of: pid)
     }
 
     /// `struct ucred` from `<sys/socket.h>` (hidden behind `_GNU_SOURCE` in the Glibc module): the same three

@@ -46,6 +46,8 @@ package final class ServerSettings: Sendable {
     /// The seat of a newly accepted peer (logind's, with `[seats] source = "logind"`), asked once per connection;
     /// nil: the default seat.
     package let seatOfPeer: @Sendable (PeerCredentials) -> String?
+    /// Digests of peers' executables, for rules with `executable_sha256`.
+    package let digests: ExecutableDigests
 
     package init(
         limits: ServerLimits,
@@ -54,6 +56,7 @@ package final class ServerSettings: Sendable {
     ) {
         self.state = Mutex(State(limits: limits, policy: policy))
         self.seatOfPeer = seatOfPeer
+        self.digests = ExecutableDigests(wanted: policy.needsExecutableDigests)
     }
 
     package var limits: ServerLimits {
@@ -62,15 +65,31 @@ package final class ServerSettings: Sendable {
     }
 
     /// The access policy in force. Setting it tells every policy observer, after the new policy is in place.
+    /// Connections that are already open get no digest of their executable for a new `executable_sha256` rule this
+    /// way: a reload uses `install(_:)`.
     package var policy: AccessPolicy {
         get { self.state.withLock { $0.policy } }
         set {
+            if newValue.needsExecutableDigests { self.digests.wanted = true }
             let observers = self.state.withLock { state in
                 state.policy = newValue
                 return Array(state.observers.values)
             }
             for observer in observers { observer() }
         }
+    }
+
+    /// Puts `policy` in force once the connections that are open are ready for it: when it has `executable_sha256`
+    /// rules, their executables are hashed first (off the event loop), so the rules apply to them at once.
+    package func install(_ policy: AccessPolicy) async {
+        guard policy.needsExecutableDigests else {
+            // Hashing stops only once no rule in force asks for digests.
+            self.policy = policy
+            self.digests.wanted = false
+            return
+        }
+        await self.digests.prepare(wanted: true)
+        self.policy = policy
     }
 
     /// Calls `observer` after every change of the policy (it reads `policy` itself, so it always sees the newest).

@@ -90,7 +90,9 @@ package final class SocketServer: Service {
             // A peer that shuts down its sending side (`socat`, `nc -N`) still gets every answer.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
-            KernelPeer.credentials(of: channel).flatMapThrowing { peer in
+            KernelPeer.credentials(of: channel).flatMap { peer in
+                ProgramIdentifier.identify(peer, of: channel, digests: dispatcher.settings.digests)
+            }.flatMapThrowing { peer in
                 try Self.setUp(
                     channel,
                     wire: wire,
@@ -179,7 +181,7 @@ package final class SocketServer: Service {
         let events = NIOLoopBound(EventLineSink(), eventLoop: channel.eventLoop)
         let context = Dispatcher.Context(
             peer: peer,
-            executable: KernelPeer.executable(of: peer.pid),
+            executable: peer.program.identity.executable,
             logger: logger,
             close: { channel.close(promise: nil) },
             connectionID: Self.connectionNumbers.add(1, ordering: .relaxed).newValue,

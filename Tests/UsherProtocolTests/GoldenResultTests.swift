@@ -21,6 +21,49 @@ struct GoldenResultTests {
         )
     }
 
+    /// usherd always reports the program it identified; the digest only when a rule asked for it, the rest as null
+    /// when unknown.
+    @Test func helloResultWithProgram() throws {
+        let identified = HelloRequest.Result(
+            protocol: protocolVersion,
+            server: "usherd",
+            version: "0.1.0",
+            peer: HelloRequest.Peer(uid: 1000, gid: 1001, pid: 4242),
+            permissions: ["token"],
+            program: HelloRequest.Program(
+                identified: true,
+                executable: "/usr/bin/kiosk-app",
+                executableSHA256: String(repeating: "ab", count: 32),
+                unit: "user@1000.service",
+                userUnit: "kiosk-app.service"
+            )
+        )
+        try expectResult(
+            identified,
+            id: .int(1),
+            #"{"id":1,"result":{"peer":{"gid":1001,"pid":4242,"uid":1000},"permissions":["token"],"#
+                + #""program":{"executable":"/usr/bin/kiosk-app","executable_sha256":""#
+                + String(repeating: "ab", count: 32)
+                + #"","identified":true,"unit":"user@1000.service","user_unit":"kiosk-app.service"},"#
+                + #""protocol":1,"server":"usherd","version":"0.1.0"}}"# + "\n"
+        )
+        let unknown = HelloRequest.Result(
+            protocol: protocolVersion,
+            server: "usherd",
+            version: "0.1.0",
+            peer: HelloRequest.Peer(uid: 1000, gid: 1001, pid: 4242),
+            permissions: [],
+            program: HelloRequest.Program(identified: false, executable: nil)
+        )
+        try expectResult(
+            unknown,
+            id: .int(2),
+            #"{"id":2,"result":{"peer":{"gid":1001,"pid":4242,"uid":1000},"permissions":[],"#
+                + #""program":{"executable":null,"identified":false,"unit":null,"user_unit":null},"#
+                + #""protocol":1,"server":"usherd","version":"0.1.0"}}"# + "\n"
+        )
+    }
+
     @Test func providersResult() throws {
         let result = ProvidersRequest.Result(providers: [
             ProviderInfo(name: "local", type: "local", credentials: ["email_password", "api_key"], default: true),

@@ -14,7 +14,8 @@ extension MethodHandler {
                     gid: call.context.peer.gid,
                     pid: call.context.peer.pid
                 ),
-                permissions: call.permissions.sorted().map(\.rawValue)
+                permissions: call.permissions.sorted().map(\.rawValue),
+                program: call.context.peer.program.wireValue
             )
         )
     }

@@ -1,0 +1,57 @@
+import Glibc
+import UsherServer
+
+extension ProgramCondition {
+    /// The program conditions of one `[[access.rule]]`: `executable` (an absolute path), `executable_sha256` (64
+    /// hexadecimal digits), `unit` and `user_unit` (systemd unit names); nil when the rule has none.
+    static func read(from rule: inout ConfigSection) throws(ConfigurationError) -> ProgramCondition? {
+        var condition = ProgramCondition()
+        if let executable = try rule.string("executable") {
+            guard executable.hasPrefix("/"), !executable.contains("\0"), executable.count <= 4096 else {
+                throw rule.error("executable", "must be an absolute path, as /proc/PID/exe shows it (links resolved)")
+            }
+            condition.executable = executable
+        }
+        if let digest = try rule.string("executable_sha256") {
+            let lowercased = digest.lowercased()
+            guard lowercased.utf8.count == 64, lowercased.utf8.allSatisfy(Self.isHexDigit) else {
+                throw rule.error("executable_sha256", "must be a SHA-256 digest: 64 hexadecimal digits (sha256sum)")
+            }
+            condition.executableSHA256 = lowercased
+        }
+        condition.unit = try Self.unitName(&rule, "unit")
+        condition.userUnit = try Self.unitName(&rule, "user_unit")
+        return condition == ProgramCondition() ? nil : condition
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+
+    /// A unit name as systemd writes it: a name and a type suffix (`kiosk-app.service`, `app-foo.scope`), of the
+    /// characters systemd allows in unit names, at most 255 bytes.
+    private static func unitName(_ rule: inout ConfigSection, _ key: String) throws(ConfigurationError) -> String? {
+        guard let name = try rule.string(key) else { return nil }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:-_.\\@".utf8)
+        let suffixes = [".service", ".scope", ".socket", ".slice", ".mount", ".timer", ".target", ".path", ".swap"]
+        guard name.utf8.count <= 255, name.utf8.allSatisfy(allowed.contains),
+            let suffix = suffixes.first(where: name.hasSuffix), name.count > suffix.count
+        else {
+            throw rule.error(key, "must be a systemd unit name such as \"kiosk-app.service\" (name and type suffix)")
+        }
+        return name
+    }
+}
+
+extension AccessPolicy {
+    /// The warning to log when rules have program conditions that usherd cannot check for other users' peers: it
+    /// reads their `/proc/PID/exe`, which takes root or `CAP_SYS_PTRACE` (and `ProtectProc=invisible` without that
+    /// hides their processes altogether). nil when there is nothing to warn about.
+    var programVisibilityWarning: String? {
+        guard self.hasProgramRules else { return nil }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard getuid() != 0, readlink("/proc/1/exe", &buffer, buffer.count) < 0 else { return nil }
+        return "rules with executable, executable_sha256, unit or user_unit never match other users' programs: "
+            + "usherd cannot read their /proc/PID/exe (it needs CAP_SYS_PTRACE; see docs/least-privilege.md)"
+    }
+}
