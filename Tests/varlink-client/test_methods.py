@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import pytest
@@ -20,6 +21,9 @@ def test_every_method_answers_as_the_definition_says(checked: Checked, definitio
     call, fails = checked.call, checked.fails
     hello = call("Hello")
     assert hello["peer"]["pid"] == os.getpid() and "manage" in hello["permissions"]
+    # The program is identified on this socket as on the main one (docs/least-privilege.md).
+    assert hello["program"]["identified"] is True
+    assert hello["program"]["executable"] == os.path.realpath(sys.executable)
     assert [provider["name"] for provider in call("Providers")["providers"]] == ["local"]
     assert call("Jwks")["keys"][0]["alg"] == "ES256"
     assert call("Status")["users"] == {"logged_in": 0, "logged_out": 0}
