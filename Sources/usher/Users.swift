@@ -181,23 +181,7 @@ extension Usher {
         @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
         var seat: String?
 
-        @Flag(
-            help: """
-                Show which program usherd takes this one for (hello's program: executable, its SHA-256 when a rule \
-                asks for it, systemd units) and the permissions that gives it, instead of the active user.
-                """
-        )
-        var program = false
-
         func run() async throws {
-            if self.program {
-                try await self.options.withSession { session in
-                    let hello = try await session.perform(HelloRequest())
-                    guard !session.json else { return }
-                    Output.lines(Format.programFields(hello))
-                }
-                return
-            }
             try await self.options.withSession { session in
                 // Looked at first, so that logging out someone already logged out says so.
                 let before = try await session.user(for: self.user)
