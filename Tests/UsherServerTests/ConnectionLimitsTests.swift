@@ -35,11 +35,8 @@ struct ConnectionLimitsTests {
         try await eventually { server.tracker.count == count }
     }
 
-    @Test func oneUIDGetsAtMostItsShare() async throws {
-        if let reason = OtherUser.unavailableReason {
-            print("skipped: \(reason)")
-            return
-        }
+    @Test(.enabled(if: OtherUser.unavailableReason == nil, "acting as another uid (nobody) needs root"))
+    func oneUIDGetsAtMostItsShare() async throws {
         try await InProcessServer.with(limits: Self.limits(connections: 10, perUID: 3, reserved: 2)) { server in
             var mine: [LineConnection] = []
             for _ in 0..<3 {
@@ -68,11 +65,8 @@ struct ConnectionLimitsTests {
         }
     }
 
-    @Test func rootAndTheDaemonsUIDKeepSlotsNobodyElseCanTake() async throws {
-        if let reason = OtherUser.unavailableReason {
-            print("skipped: \(reason)")
-            return
-        }
+    @Test(.enabled(if: OtherUser.unavailableReason == nil, "acting as another uid (nobody) needs root"))
+    func rootAndTheDaemonsUIDKeepSlotsNobodyElseCanTake() async throws {
         try await InProcessServer.with(limits: Self.limits(connections: 4, perUID: 2, reserved: 2)) { server in
             // Two users fill the shared slots.
             var crowd: [LineConnection] = []
