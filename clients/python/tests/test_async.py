@@ -141,3 +141,15 @@ def test_no_daemon_is_daemon_unavailable() -> None:
 
     with pytest.raises(usher.DaemonUnavailable):
         run(body)
+
+
+@pytest.mark.usherd_config('[providers.local]\ntype = "local"\ndpop = true\n')
+def test_the_async_client_asks_for_dpop_proofs(daemon: Daemon) -> None:
+    async def body() -> None:
+        async with usher.AsyncClient(daemon.socket, timeout=HANG_GUARD) as client:
+            guest = (await client.login_anonymous()).user
+            proof = await client.dpop_proof("GET", "https://api.example.com/")
+            assert proof.user_id == guest.id and proof.proof.count(".") == 2
+            assert (await client.hello()).program is not None
+
+    run(body)

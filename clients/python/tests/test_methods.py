@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
+import sys
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
 
@@ -28,6 +31,9 @@ def test_hello_reports_the_daemon_and_this_process(client: usher.Client) -> None
     assert hello.peer.uid == os.getuid()
     # The tests run as the daemon's own uid, which has every permission.
     assert set(hello.permissions) == {"read", "token", "manage"}
+    # The program the daemon identified at this end of the connection: this Python.
+    assert hello.program is not None and hello.program.identified
+    assert hello.program.executable == os.path.realpath(sys.executable)
 
 
 def test_providers_lists_the_local_provider(client: usher.Client) -> None:
@@ -118,6 +124,35 @@ def test_access_token_with_min_valid_is_a_jwt_for_the_active_user(client: usher.
     assert kid in [key["kid"] for key in client.jwks()]
     # Secrets stay out of repr(), so that logging a result cannot log them.
     assert token.access_token not in repr(token)
+
+
+def jwt_part(token: str, index: int) -> Any:
+    part = token.split(".")[index]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def test_dpop_proof_is_not_supported_for_a_bearer_token(client: usher.Client) -> None:
+    make_account(client, "ann@example.com")
+    with pytest.raises(usher.NotSupported):
+        client.dpop_proof("GET", "https://api.example.com/photos")
+
+
+@pytest.mark.usherd_config('[providers.local]\ntype = "local"\ndpop = true\n')
+def test_a_dpop_bound_token_and_its_proofs(client: usher.Client) -> None:
+    ann = make_account(client, "ann@example.com")
+    token = client.access_token()
+    assert token.token_type == "DPoP" and token.authorization == f"DPoP {token.access_token}"
+    proof = client.dpop_proof("POST", "https://api.example.com/photos?size=2", nonce="n-1")
+    assert proof.user_id == ann.id and proof.access_token_expires_at == token.expires_at
+    assert proof.header == f"DPoP: {proof.proof}" and proof.proof not in repr(proof)
+    header, claims = jwt_part(proof.proof, 0), jwt_part(proof.proof, 1)
+    assert header["typ"] == "dpop+jwt" and "d" not in header["jwk"]
+    assert claims["htm"] == "POST" and claims["htu"] == "https://api.example.com/photos" and claims["nonce"] == "n-1"
+    # The token is bound to the proof's key: its cnf.jkt is the key's RFC 7638 thumbprint.
+    jwk = header["jwk"]
+    canonical = json.dumps({"crv": jwk["crv"], "kty": jwk["kty"], "x": jwk["x"], "y": jwk["y"]}, separators=(",", ":"))
+    thumbprint = base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
+    assert jwt_part(token.access_token, 1)["cnf"]["jkt"] == thumbprint
 
 
 def test_min_valid_is_sent_to_the_daemon(client: usher.Client) -> None:

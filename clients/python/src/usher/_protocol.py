@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequen
 
 from .errors import ProtocolError, UsherError, error_from_wire
 from .types import (
+    DPoPProof,
     ApiKey,
     ApiKeyInfo,
     Change,
@@ -311,6 +312,16 @@ def access_token(min_valid: Optional[int], user_id: Optional[str], seat: Optiona
         "access_token",
         params(user_id=user_id, seat=seat, min_valid=min_valid),
         lambda r: Token.from_wire(_object(r)),
+    )
+
+
+def dpop_proof(
+    htm: str, htu: str, nonce: Optional[str], user_id: Optional[str], seat: Optional[str]
+) -> Call[DPoPProof]:
+    return Call(
+        "dpop_proof",
+        params(htm=htm, htu=htu, nonce=nonce, user_id=user_id, seat=seat),
+        lambda r: DPoPProof.from_wire(_object(r)),
     )
 
 

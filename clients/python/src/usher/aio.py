@@ -14,6 +14,7 @@ from .discovery import SocketLocation, resolve_socket
 from .errors import Disconnected, ProtocolError
 from .aio_subscription import AsyncSubscription
 from .types import (
+    DPoPProof,
     ApiKey,
     ApiKeyInfo,
     Change,
@@ -418,6 +419,18 @@ class AsyncClient:
     ) -> Token:
         """An access token valid for at least ``min_valid`` seconds, refreshed first when needed."""
         return await self._request(_protocol.access_token(min_valid, user_id, seat))
+
+    async def dpop_proof(
+        self,
+        htm: str,
+        htu: str,
+        *,
+        nonce: Optional[str] = None,
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+    ) -> DPoPProof:
+        """A DPoP proof for one request (see :meth:`Client.dpop_proof`)."""
+        return await self._request(_protocol.dpop_proof(htm, htu, nonce, user_id, seat))
 
     async def refresh(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Refresh:
         """Refreshes a user's access token now."""

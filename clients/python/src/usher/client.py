@@ -14,6 +14,7 @@ from .errors import Disconnected, ProtocolError
 from .lease import Lease
 from .subscription import Subscription
 from .types import (
+    DPoPProof,
     ApiKey,
     ApiKeyInfo,
     Change,
@@ -369,6 +370,19 @@ class Client:
         """An access token valid for at least ``min_valid`` seconds (the daemon's default: 60), refreshed first when
         needed; the active user's unless ``user_id`` is given. ``NoActiveUser`` when nobody is logged in."""
         return self._request(_protocol.access_token(min_valid, user_id, seat))
+
+    def dpop_proof(
+        self,
+        htm: str,
+        htu: str,
+        *,
+        nonce: Optional[str] = None,
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+    ) -> DPoPProof:
+        """A DPoP proof for one request (its method ``htm`` and URL ``htu``; ``nonce`` is the server's ``DPoP-Nonce``),
+        signed by the daemon with the session's key, which never leaves it. ``NotSupported`` for bearer tokens."""
+        return self._request(_protocol.dpop_proof(htm, htu, nonce, user_id, seat))
 
     def refresh(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Refresh:
         """Refreshes a user's access token now (at most about once a second per user)."""

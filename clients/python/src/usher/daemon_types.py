@@ -11,6 +11,7 @@ from .errors import ProtocolError
 
 __all__ = [
     "Peer",
+    "Program",
     "Hello",
     "Provider",
     "RefreshCounters",
@@ -37,6 +38,29 @@ class Peer:
 
 
 @dataclass(frozen=True)
+class Program:
+    """The program usherd identified at the other end of the connection when it accepted it (rules can name it:
+    ``docs/least-privilege.md``). A process that ``exec``s another program afterwards is still the one it was."""
+
+    identified: bool
+    executable: Optional[str]
+    #: The executable's SHA-256 (lowercase hex), only while some rule in force asks for digests.
+    executable_sha256: Optional[str]
+    unit: Optional[str]
+    user_unit: Optional[str]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "Program":
+        return cls(
+            identified=_get(obj, "identified", bool),
+            executable=_get(obj, "executable", str, optional=True),
+            executable_sha256=_get(obj, "executable_sha256", str, optional=True),
+            unit=_get(obj, "unit", str, optional=True),
+            user_unit=_get(obj, "user_unit", str, optional=True),
+        )
+
+
+@dataclass(frozen=True)
 class Hello:
     """The answer to ``hello``: the daemon's version and the caller's permissions."""
 
@@ -46,15 +70,19 @@ class Hello:
     peer: Peer
     #: What the caller may do: some of ``read``, ``token``, ``manage``.
     permissions: List[str]
+    #: The program the daemon identified; None from a daemon older than program identification.
+    program: Optional[Program] = None
 
     @classmethod
     def from_wire(cls, obj: Mapping[str, Any]) -> "Hello":
+        program = obj.get("program")
         return cls(
             protocol=_get(obj, "protocol", int),
             server=_get(obj, "server", str),
             version=_get(obj, "version", str),
             peer=Peer.from_wire(_object(obj, "peer")),
             permissions=_strings(obj, "permissions"),
+            program=None if program is None else Program.from_wire(_object(obj, "program")),
         )
 
 

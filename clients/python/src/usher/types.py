@@ -29,6 +29,7 @@ __all__ = [
     "Deletion",
     "PasswordReset",
     "Token",
+    "DPoPProof",
     "Refresh",
     "ApiKey",
     "ApiKeyInfo",
@@ -289,7 +290,8 @@ class Token:
 
     @property
     def authorization(self) -> str:
-        """The value of an HTTP ``Authorization`` header: ``Bearer <token>``."""
+        """The value of an HTTP ``Authorization`` header: ``Bearer <token>``, or ``DPoP <token>`` for a token bound to
+        the session's key (send a proof from ``dpop_proof`` with it, in a ``DPoP`` header)."""
         return f"{self.token_type} {self.access_token}"
 
     @classmethod
@@ -300,6 +302,31 @@ class Token:
             token_type=_get(obj, "token_type", str),
             expires_at=_time(obj, "expires_at", optional=False),
             expires_in=_get(obj, "expires_in", int),
+        )
+
+
+@dataclass(frozen=True)
+class DPoPProof:
+    """A DPoP proof (RFC 9449) for one request, signed by the daemon with the key the session's tokens are bound to
+    (``dpop_proof``). ``repr()`` leaves the proof out."""
+
+    user_id: str
+    #: The proof JWT: the value of the request's ``DPoP`` header.
+    proof: str = field(repr=False)
+    #: The expiry of the token the proof's ``ath`` is for: the one ``access_token`` hands out now.
+    access_token_expires_at: Optional[datetime]
+
+    @property
+    def header(self) -> str:
+        """The HTTP header line: ``DPoP: <proof>``."""
+        return f"DPoP: {self.proof}"
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "DPoPProof":
+        return cls(
+            user_id=_get(obj, "user_id", str),
+            proof=_get(obj, "proof", str),
+            access_token_expires_at=_time(obj, "access_token_expires_at", optional=False),
         )
 
 
