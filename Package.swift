@@ -121,6 +121,7 @@ let package = Package(
                 "CUsherLinux",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "UsherCore",
+                "UsherProtocol",
                 "UsherStore",
                 "UsherProviders",
                 "UsherServer",

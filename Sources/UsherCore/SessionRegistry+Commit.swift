@@ -270,8 +270,16 @@ extension SessionRegistry {
         for id in draft.deleted {
             self.tokenStatus.removeValue(forKey: id)
             self.scheduler.cancel(id)
+            self.dropNarrowedTokens(of: id)
         }
         for (id, user) in draft.saved {
+            // Narrowed tokens belong to the session they were made from: a logout, a revocation or another login
+            // ends them.
+            if let previous = draft.previous[id] ?? nil,
+                user.state != .loggedIn || previous.subject != user.subject || previous.provider != user.provider
+            {
+                self.dropNarrowedTokens(of: id)
+            }
             if user.state == .loggedIn {
                 if (draft.previous[id] ?? nil)?.tokens != user.tokens {
                     // New tokens (a login, or a refresh, rotating or not) start with a clean refresh state: a pending
@@ -286,6 +294,8 @@ extension SessionRegistry {
         }
         var events = draft.events.map { Event(generation: draft.generation, $0) }
         for (seat, from, to) in Self.seatChanges(from: draft.seatsBefore, to: draft.seatsAfter) {
+            // Switched away from, and active nowhere else: its narrowed tokens end with its turn.
+            if let from, draft.seatsAfter.seat(of: from) == nil { self.dropNarrowedTokens(of: from) }
             // A one-seat device's events read as they always did.
             let named = self.seatConfiguration.namesSeats ? seat : nil
             events.append(

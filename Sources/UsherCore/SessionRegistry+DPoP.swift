@@ -15,9 +15,10 @@ extension SessionRegistry {
         method: String,
         url: String,
         nonce: String?,
+        narrowing: TokenNarrowing? = nil,
         seat requested: String? = nil,
         scope: SeatScope = .everywhere
-    ) throws -> DPoPProofRequest.Result {
+    ) async throws -> DPoPProofRequest.Result {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
@@ -28,13 +29,30 @@ extension SessionRegistry {
                     + "DPoP key (dpop = true)"
             )
         }
+        var token = (value: tokens.accessToken, type: tokens.tokenType, expiresAt: tokens.expiresAt)
+        if let narrowing {
+            // The narrowed token the program holds (made now if it has none): the proof names that one.
+            let cacheKey = try self.narrowedKey(of: user, narrowing)
+            let narrowed: NarrowedToken
+            if let held = self.narrowed.current(cacheKey), held.expiresAt > self.clock.now() {
+                narrowed = held
+            } else {
+                narrowed = try await self.narrowedAccessTokenValue(cacheKey)
+            }
+            token = (narrowed.accessToken, narrowed.tokenType, narrowed.expiresAt)
+        }
+        guard token.type == "DPoP" else {
+            throw SessionError.notSupported(
+                "the narrowed tokens of \(user.id) are bearer tokens: there is nothing to prove"
+            )
+        }
         let proof = key.proof(
             method: method,
             url: url,
             nonce: nonce,
-            accessToken: tokens.accessToken,
+            accessToken: token.value,
             issuedAt: self.clock.now()
         )
-        return DPoPProofRequest.Result(userID: user.id, proof: proof, accessTokenExpiresAt: tokens.expiresAt)
+        return DPoPProofRequest.Result(userID: user.id, proof: proof, accessTokenExpiresAt: token.expiresAt)
     }
 }

@@ -38,6 +38,10 @@ extension SessionRegistry {
     /// Called by the scheduler when a user's deadline comes: the refresh token's own expiry ends the session without
     /// a network call; otherwise the access token is refreshed (or a refresh that could not be stored is stored).
     package func deadlineReached(for userID: String) async {
+        if NarrowedTokenCache.isSchedulerKey(userID) {
+            await self.narrowedDeadlineReached(userID)
+            return
+        }
         guard self.lifecycle == .running, let user = self.state[userID], user.state == .loggedIn,
             let tokens = user.tokens
         else { return }
@@ -94,6 +98,8 @@ extension SessionRegistry {
     /// Refreshes a user's tokens. Concurrent callers for the same user share one provider call (single flight).
     func refreshTokens(of userID: String) async throws -> TokenSet {
         try self.requireRunning()
+        // A narrowing that uses the refresh token goes first: the two must never use one refresh token at once.
+        await self.waitForRefreshTokenNarrowing(of: userID)
         if self.refreshWaiters[userID] != nil {
             return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
         }
@@ -202,7 +208,7 @@ extension SessionRegistry {
     ///
     /// When the commit fails, the answer is kept in `TokenStatus.unstored` and storing it retried with backoff; when
     /// the store refuses the provider's pending write (its grant is gone), the session is over.
-    private func commitRefresh(
+    func commitRefresh(
         _ refreshed: RefreshedSession,
         of userID: String,
         replacing session: ProviderSession,

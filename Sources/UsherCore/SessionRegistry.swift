@@ -47,6 +47,10 @@ package actor SessionRegistry {
     var committing = false
     var tokenStatus: TokenStatusTable
     var refreshWaiters: [String: [CheckedContinuation<TokenSet, any Error>]] = [:]
+    /// Narrowings under way that use a user's refresh token, and who waits for them to end (`+Narrowing`).
+    var refreshTokenNarrowings: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Narrowings under way, per cache key, and who waits for their token (single flight, `+Narrowing`).
+    var narrowingWaiters: [NarrowedTokenCache.Key: [CheckedContinuation<NarrowedToken, any Error>]] = [:]
     /// Each user's last refresh, for about a second: when it was made, and the issue time of the tokens it produced
     /// (which tells them apart from a later login's) (`+Tokens`, `refresh`).
     var recentRefreshes: [String: (at: Timestamp, issuedAt: Timestamp)] = [:]
@@ -86,6 +90,8 @@ package actor SessionRegistry {
     package nonisolated let view: SessionView
     /// The leases held now (`+Leases`).
     package nonisolated let leases: LeaseBook
+    /// The narrowed tokens handed out (`+Narrowing`), read on the event loop by `access_token`.
+    package nonisolated let narrowed = NarrowedTokenCache()
 
     package init(
         store: any SessionStore,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import UsherCore
+import UsherProtocol
 import UsherProviders
 import UsherServer
 
@@ -212,10 +213,43 @@ package struct DaemonConfiguration: Sendable {
             let seats = try rule.stringArray("seats").map(Set.init)
             if let seats, seats.isEmpty { throw rule.error("seats", "must name at least one seat (or be left out)") }
             let program = try ProgramCondition.read(from: &rule)
+            let narrowing = try Self.tokenNarrowing(&rule, allow: allow)
             try rule.finish()
-            rules.append(AccessRule(principal, allow: allow, seats: seats, program: program))
+            rules.append(AccessRule(principal, allow: allow, seats: seats, program: program, narrowing: narrowing))
         }
         return rules
+    }
+
+    /// `audience` and `scopes` of a rule: the narrowed tokens its programs get (docs/least-privilege.md); nil when the
+    /// rule has neither.
+    private static func tokenNarrowing(
+        _ rule: inout ConfigSection,
+        allow: Set<Permission>
+    ) throws(ConfigurationError) -> TokenAudience? {
+        let audience = try rule.string("audience")
+        let scopes = try rule.stringArray("scopes")
+        if let audience {
+            guard (1...TokenAudience.maximumAudienceLength).contains(audience.utf8.count),
+                audience.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+            else { throw rule.error("audience", "must be a URI or a name: printable ASCII without spaces") }
+        }
+        if let scopes {
+            guard !scopes.isEmpty else { throw rule.error("scopes", "must name at least one scope (or be left out)") }
+            if let bad = scopes.first(where: { !TokenAudience.isScopeToken($0) }) {
+                throw rule.error(
+                    "scopes",
+                    "\"\(bad.prefix(64))\" is not a scope: printable ASCII without spaces, quotes or backslashes"
+                )
+            }
+        }
+        guard audience != nil || scopes != nil else { return nil }
+        guard allow.contains(.token) else {
+            throw rule.error(
+                audience != nil ? "audience" : "scopes",
+                "narrows tokens, so the rule must allow \"token\""
+            )
+        }
+        return TokenAudience(audience: audience, scopes: scopes)
     }
 
     private static func seats(_ section: inout ConfigSection) throws(ConfigurationError) -> SeatConfiguration {

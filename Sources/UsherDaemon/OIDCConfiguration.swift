@@ -82,6 +82,7 @@ extension DaemonConfiguration {
         }
         configuration.customClaims = try Self.customClaims(&section)
         configuration.dpop = try section.bool("dpop") ?? configuration.dpop
+        configuration.narrowByRefresh = try section.bool("narrow_by_refresh") ?? configuration.narrowByRefresh
         return configuration
     }
 

@@ -166,10 +166,22 @@ extension AccessTokenRequest.Result {
     public func write(to writer: inout WireWriter) {
         writer.raw("{\"access_token\":")
         writer.string(self.accessToken)
+        if let audience = self.audience {
+            writer.raw(",\"audience\":")
+            writer.string(audience)
+        }
         writer.raw(",\"expires_at\":")
         writer.timestamp(self.expiresAt)
         writer.raw(",\"expires_in\":")
         writer.integer(self.expiresIn)
+        if let scopes = self.scopes {
+            writer.raw(",\"scopes\":[")
+            for (index, scope) in scopes.enumerated() {
+                if index > 0 { writer.raw(",") }
+                writer.string(scope)
+            }
+            writer.raw("]")
+        }
         writer.raw(",\"token_type\":")
         writer.string(self.tokenType)
         writer.raw(",\"user_id\":")

@@ -54,7 +54,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     package let type = "local"
     package let configuration: LocalProviderConfiguration
     let database: AppDatabase
-    private let signer: TokenSigner
+    let signer: TokenSigner
     let hasher: PasswordHasher
     let clock: any SessionClock
     /// Verifiers and the function for outside credentials.

@@ -112,17 +112,21 @@ package struct AccessRule: Sendable, Hashable {
     package var seats: Set<String>?
     /// Which program the peer must be, besides who (`ProgramCondition`); nil: any program.
     package var program: ProgramCondition?
+    /// `audience`, `scopes`: the tokens `token` gives are narrowed to these (`TokenGrant`); nil: the session's own.
+    package var narrowing: TokenAudience?
 
     package init(
         _ principal: Principal,
         allow: Set<Permission>,
         seats: Set<String>? = nil,
-        program: ProgramCondition? = nil
+        program: ProgramCondition? = nil,
+        narrowing: TokenAudience? = nil
     ) {
         self.principal = principal
         self.allow = allow
         self.seats = seats
         self.program = program
+        self.narrowing = narrowing
     }
 
     func matches(_ peer: PeerCredentials) -> Bool {

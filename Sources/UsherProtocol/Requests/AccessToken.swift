@@ -10,17 +10,26 @@ public struct AccessTokenRequest: UsherRequest {
     public var minValid: Int64?
     /// The seat whose active user is meant when `user_id` is absent. Default: the caller's seat, else the default.
     public var seat: String?
+    /// A token for this audience and no more than these scopes, instead of the session's own (docs/least-privilege.md).
+    public var narrowing: TokenAudience
 
-    public init(userID: String? = nil, minValid: Int64? = nil, seat: String? = nil) {
+    public init(
+        userID: String? = nil,
+        minValid: Int64? = nil,
+        seat: String? = nil,
+        narrowing: TokenAudience = TokenAudience()
+    ) {
         self.userID = userID
         self.minValid = minValid
         self.seat = seat
+        self.narrowing = narrowing
     }
 
     public init(params: Params) throws(ResponseError) {
         self.userID = try params.optionalString("user_id")
         self.minValid = try params.optionalInt("min_valid", in: 0...(366 * 86_400))
         self.seat = try params.optionalString("seat")
+        self.narrowing = try TokenAudience(params: params)
     }
 
     public var params: Params {
@@ -28,6 +37,7 @@ public struct AccessTokenRequest: UsherRequest {
         params.set("user_id", self.userID)
         params.set("min_valid", self.minValid)
         params.set("seat", self.seat)
+        self.narrowing.set(in: &params)
         return params
     }
 
@@ -37,13 +47,26 @@ public struct AccessTokenRequest: UsherRequest {
         public var tokenType: String
         public var expiresAt: Timestamp
         public var expiresIn: Int64
+        /// A narrowed token's audience and scopes (absent from the session's own token).
+        public var audience: String?
+        public var scopes: [String]?
 
-        public init(userID: String, accessToken: String, tokenType: String, expiresAt: Timestamp, expiresIn: Int64) {
+        public init(
+            userID: String,
+            accessToken: String,
+            tokenType: String,
+            expiresAt: Timestamp,
+            expiresIn: Int64,
+            audience: String? = nil,
+            scopes: [String]? = nil
+        ) {
             self.userID = userID
             self.accessToken = accessToken
             self.tokenType = tokenType
             self.expiresAt = expiresAt
             self.expiresIn = expiresIn
+            self.audience = audience
+            self.scopes = scopes
         }
 
         private enum CodingKeys: String, CodingKey {
@@ -52,6 +75,8 @@ public struct AccessTokenRequest: UsherRequest {
             case tokenType = "token_type"
             case expiresAt = "expires_at"
             case expiresIn = "expires_in"
+            case audience
+            case scopes
         }
 
         /// Never shows the token.

@@ -18,13 +18,23 @@ public struct DPoPProofRequest: UsherRequest {
     public var userID: String?
     /// The seat whose active user is meant when `user_id` is absent. Default: the caller's seat, else the default.
     public var seat: String?
+    /// The narrowed token the proof is for (`ath`), as `access_token` was asked for it.
+    public var narrowing: TokenAudience
 
-    public init(method: String, url: String, nonce: String? = nil, userID: String? = nil, seat: String? = nil) {
+    public init(
+        method: String,
+        url: String,
+        nonce: String? = nil,
+        userID: String? = nil,
+        seat: String? = nil,
+        narrowing: TokenAudience = TokenAudience()
+    ) {
         self.method = method
         self.url = url
         self.nonce = nonce
         self.userID = userID
         self.seat = seat
+        self.narrowing = narrowing
     }
 
     public init(params: Params) throws(ResponseError) {
@@ -33,6 +43,7 @@ public struct DPoPProofRequest: UsherRequest {
         self.nonce = try params.optionalString("nonce")
         self.userID = try params.optionalString("user_id")
         self.seat = try params.optionalString("seat")
+        self.narrowing = try TokenAudience(params: params)
         // RFC 9110 token characters; methods are short.
         guard (1...32).contains(self.method.utf8.count),
             self.method.utf8.allSatisfy({ Self.tokenCharacters.contains($0) })
@@ -58,6 +69,7 @@ public struct DPoPProofRequest: UsherRequest {
         params.set("nonce", self.nonce)
         params.set("user_id", self.userID)
         params.set("seat", self.seat)
+        self.narrowing.set(in: &params)
         return params
     }
 

@@ -37,6 +37,10 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     /// `dpop`: send DPoP proofs (RFC 9449) with a key usherd makes for each session on token requests, so that the
     /// provider binds the tokens to it, and with the session's userinfo requests.
     package var dpop = false
+    /// `narrow_by_refresh`: where the provider has no token exchange, narrow tokens to fewer scopes with a refresh
+    /// grant (RFC 6749 section 6). Off by default: providers that revoke or overwrite the previous access token when a
+    /// refresh token is used (django-oauth-toolkit does) would end the session's own token with each narrowing.
+    package var narrowByRefresh = false
 
     /// The grant names `grant_types` accepts, and the grant type identifier each stands for: the identifiers that
     /// discovery documents list, and `device_code` and `token_exchange` for the two URNs.

@@ -10,6 +10,8 @@ struct OIDCTokenResponse: Sendable {
     /// Keycloak and others say how long the refresh token lasts; 0 means "no expiry".
     var refreshExpiresIn: Int64?
     var idToken: String?
+    /// `scope`: what the provider granted, when it says (absent: what was asked for, RFC 6749 section 5.1).
+    var scope: String?
     /// Whether the provider bound the tokens to the proof's key (`token_type` `DPoP`).
     var isDPoPBound = false
     /// The key the tokens are bound to: the one whose proof the request carried, when the provider bound them.
@@ -42,6 +44,7 @@ struct OIDCTokenResponse: Sendable {
             refreshToken: try optionalString("refresh_token"),
             refreshExpiresIn: try Self.seconds(object, "refresh_expires_in"),
             idToken: try optionalString("id_token"),
+            scope: try optionalString("scope"),
             isDPoPBound: tokenType == "dpop"
         )
     }

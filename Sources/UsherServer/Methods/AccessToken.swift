@@ -1,8 +1,11 @@
+import Logging
+import UsherCore
 import UsherProtocol
 
 extension MethodHandler {
     /// `access_token`: a token valid for at least `min_valid`, answered on the event loop when the published one is,
-    /// else refreshed first through the registry.
+    /// else refreshed first through the registry. A narrowed token (asked for, or the only kind the peer's rules give:
+    /// `TokenGrant`) is answered on the event loop too when the one held is fresh, else made through the registry.
     static let accessToken = MethodHandler(
         AccessTokenRequest.self,
         permission: .token,
@@ -11,6 +14,9 @@ extension MethodHandler {
         read: { request, call in
             let minimum = request.minValid ?? AccessTokenRequest.defaultMinimumValidity
             let seat = try call.seat(request.seat)
+            if let narrowing = try call.tokenNarrowing(request.narrowing) {
+                return try Self.freshNarrowedAnswer(request, narrowing, seat: seat, minimum: minimum, call)
+            }
             guard
                 let answer = try call.registry.view.freshTokenAnswer(
                     userID: request.userID,
@@ -34,13 +40,64 @@ extension MethodHandler {
             return WireWriter.responseLine(id: call.id, resultJSON: answer.answer)
         },
         answer: { request, call in
-            let result = try await call.registry.accessToken(
-                userID: request.userID,
-                minValidSeconds: request.minValid ?? AccessTokenRequest.defaultMinimumValidity,
-                seat: call.requestedSeat(request.seat),
-                scope: call.scope
-            )
+            let minimum = request.minValid ?? AccessTokenRequest.defaultMinimumValidity
+            let result: AccessTokenRequest.Result
+            if let narrowing = try call.tokenNarrowing(request.narrowing) {
+                result = try await call.registry.narrowedAccessToken(
+                    userID: request.userID,
+                    minValidSeconds: minimum,
+                    narrowing: narrowing,
+                    seat: call.requestedSeat(request.seat),
+                    scope: call.scope
+                )
+            } else {
+                result = try await call.registry.accessToken(
+                    userID: request.userID,
+                    minValidSeconds: minimum,
+                    seat: call.requestedSeat(request.seat),
+                    scope: call.scope
+                )
+            }
             return .result(result, call, userID: result.userID, tokenExpiresAt: result.expiresAt)
+                .auditing(Self.narrowingDetails(result))
         }
     )
+
+    /// The answer for a narrowed token held fresh, on the event loop; nil: the registry makes one.
+    private static func freshNarrowedAnswer(
+        _ request: AccessTokenRequest,
+        _ narrowing: TokenNarrowing,
+        seat: String?,
+        minimum: Int64,
+        _ call: Call
+    ) throws -> [UInt8]? {
+        let registry = call.registry
+        guard let userID = try registry.view.loggedInUser(userID: request.userID, seat: seat, scope: call.scope)
+        else { return nil }
+        let key = NarrowedTokenCache.Key(userID: userID, narrowing: narrowing)
+        let now = registry.view.now
+        guard let token = registry.narrowed.fresh(key, minValidMilliseconds: minimum * 1000, now: now) else {
+            return nil
+        }
+        let result = SessionRegistry.result(userID, token, narrowing: narrowing, now: now)
+        var writer = WireWriter(capacity: result.accessToken.utf8.count + 256)
+        result.write(to: &writer)
+        call.dispatcher.audit(
+            Method.accessToken.rawValue,
+            userID: userID,
+            outcome: "ok",
+            tokenExpiresAt: token.expiresAt,
+            details: Self.narrowingDetails(result),
+            call.context
+        )
+        return WireWriter.responseLine(id: call.id, resultJSON: writer.bytes)
+    }
+
+    /// What the audit record of a narrowed token names: its audience and scopes (never the token).
+    static func narrowingDetails(_ result: AccessTokenRequest.Result) -> Logger.Metadata {
+        var details: Logger.Metadata = [:]
+        if let audience = result.audience { details["token.audience"] = "\(audience)" }
+        if let scopes = result.scopes { details["token.scopes"] = "\(scopes.joined(separator: " "))" }
+        return details
+    }
 }

@@ -11,6 +11,7 @@ extension MethodHandler {
             method: request.method,
             url: request.url,
             nonce: request.nonce,
+            narrowing: try call.tokenNarrowing(request.narrowing),
             seat: call.requestedSeat(request.seat),
             scope: call.scope
         )
