@@ -70,8 +70,22 @@ extension UsherClient {
     }
 
     /// A currently valid access token for a user (by default the active user), valid for at least `minValid` seconds.
-    public func accessToken(userID: String? = nil, minValid: Int64? = nil) async throws -> AccessTokenRequest.Result {
-        try await self.send(AccessTokenRequest(userID: userID, minValid: minValid))
+    ///
+    /// With `audience` or `scopes`, a narrowed token: for that audience and no more than those scopes (a program whose
+    /// access rule narrows its tokens gets its rule's narrowed token without asking: docs/least-privilege.md).
+    public func accessToken(
+        userID: String? = nil,
+        minValid: Int64? = nil,
+        audience: String? = nil,
+        scopes: [String]? = nil
+    ) async throws -> AccessTokenRequest.Result {
+        try await self.send(
+            AccessTokenRequest(
+                userID: userID,
+                minValid: minValid,
+                narrowing: TokenAudience(audience: audience, scopes: scopes)
+            )
+        )
     }
 
     /// A DPoP proof (RFC 9449) for one HTTP request with the user's DPoP-bound access token (by default the active
@@ -80,9 +94,19 @@ extension UsherClient {
         method: String,
         url: String,
         nonce: String? = nil,
-        userID: String? = nil
+        userID: String? = nil,
+        audience: String? = nil,
+        scopes: [String]? = nil
     ) async throws -> DPoPProofRequest.Result {
-        try await self.send(DPoPProofRequest(method: method, url: url, nonce: nonce, userID: userID))
+        try await self.send(
+            DPoPProofRequest(
+                method: method,
+                url: url,
+                nonce: nonce,
+                userID: userID,
+                narrowing: TokenAudience(audience: audience, scopes: scopes)
+            )
+        )
     }
 
     /// Refreshes a user's access token now (by default the active user's).

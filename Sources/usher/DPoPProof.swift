@@ -33,6 +33,12 @@ extension Usher {
         @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
         var seat: String?
 
+        @Option(help: "For the narrowed token of this audience (as usher token --audience got it).")
+        var audience: String?
+
+        @Option(name: .customLong("scope"), help: "For the narrowed token of these scopes (as usher token --scope).")
+        var scopes: [String] = []
+
         @Flag(help: "Print the whole header line, DPoP: <proof> (for curl -H).")
         var header = false
 
@@ -43,7 +49,8 @@ extension Usher {
                 url: self.url,
                 nonce: self.nonce,
                 userID: self.user,
-                seat: self.seat
+                seat: self.seat,
+                narrowing: TokenAudience(audience: self.audience, scopes: self.scopes.isEmpty ? nil : self.scopes)
             )
             if self.options.json {
                 Output.json(try connection.sendReturningJSON(request).json)

@@ -21,6 +21,20 @@ struct TokenOptions: ParsableArguments {
     @Option(help: "The seat (default: yours as logind sees it, else the daemon's default seat).")
     var seat: String?
 
+    @Option(help: "A narrowed token for this audience (a resource server's URI or name).")
+    var audience: String?
+
+    @Option(
+        name: .customLong("scope"),
+        help: "A narrowed token with no more than this scope; repeat for several (--scope read --scope write)."
+    )
+    var scopes: [String] = []
+
+    /// What `--audience` and `--scope` ask for.
+    var narrowing: TokenAudience {
+        TokenAudience(audience: self.audience, scopes: self.scopes.isEmpty ? nil : self.scopes)
+    }
+
     /// `90`, `90s`, `10m`, `1h`, `1d` (the configuration's durations; `ms` rounds up to whole seconds) in seconds.
     static func seconds(parsing text: String) throws -> Int64 {
         if text.hasPrefix("-") {
@@ -55,7 +69,8 @@ struct TokenOptions: ParsableArguments {
         let request = AccessTokenRequest(
             userID: try self.userID(on: connection),
             minValid: self.minValid,
-            seat: self.seat
+            seat: self.seat,
+            narrowing: self.narrowing
         )
         guard json else { return (try connection.send(request), nil) }
         let (result, value) = try connection.sendReturningJSON(request)

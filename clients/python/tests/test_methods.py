@@ -155,6 +155,27 @@ def test_a_dpop_bound_token_and_its_proofs(client: usher.Client) -> None:
     assert jwt_part(token.access_token, 1)["cnf"]["jkt"] == thumbprint
 
 
+@pytest.mark.usherd_config('[providers.local]\ntype = "local"\ndpop = true\n')
+def test_a_narrowed_token_and_its_proof(client: usher.Client) -> None:
+    ann = make_account(client, "ann@example.com")
+    full = client.access_token()
+    assert full.audience is None and full.scopes is None
+    token = client.access_token(audience="https://bank.example", scopes=["pay", "balance"])
+    assert token.user_id == ann.id and token.access_token != full.access_token
+    assert token.audience == "https://bank.example" and token.scopes == ("balance", "pay")
+    claims = jwt_part(token.access_token, 1)
+    assert claims["aud"] == "https://bank.example" and claims["scope"] == "balance pay" and "email" not in claims
+    assert claims["cnf"] == jwt_part(full.access_token, 1)["cnf"]
+    # The proof for the narrowed token names it in ath.
+    proof = client.dpop_proof(
+        "GET", "https://bank.example/balance", audience="https://bank.example", scopes=["balance", "pay"]
+    )
+    ath = base64.urlsafe_b64encode(hashlib.sha256(token.access_token.encode()).digest()).rstrip(b"=").decode()
+    assert jwt_part(proof.proof, 1)["ath"] == ath
+    with pytest.raises(usher.InvalidParams):
+        client.access_token(scopes=[])
+
+
 def test_min_valid_is_sent_to_the_daemon(client: usher.Client) -> None:
     make_account(client, "ann@example.com")
     # The daemon checks the value: a negative one proves the parameter reached it.

@@ -307,20 +307,46 @@ def complete_password_reset(token: str, new_password: str, provider: Optional[st
     )
 
 
-def access_token(min_valid: Optional[int], user_id: Optional[str], seat: Optional[str]) -> Call[Token]:
+def access_token(
+    min_valid: Optional[int],
+    user_id: Optional[str],
+    seat: Optional[str],
+    audience: Optional[str] = None,
+    scopes: Optional[Sequence[str]] = None,
+) -> Call[Token]:
     return Call(
         "access_token",
-        params(user_id=user_id, seat=seat, min_valid=min_valid),
+        params(
+            user_id=user_id,
+            seat=seat,
+            min_valid=min_valid,
+            audience=audience,
+            scopes=None if scopes is None else list(scopes),
+        ),
         lambda r: Token.from_wire(_object(r)),
     )
 
 
 def dpop_proof(
-    htm: str, htu: str, nonce: Optional[str], user_id: Optional[str], seat: Optional[str]
+    htm: str,
+    htu: str,
+    nonce: Optional[str],
+    user_id: Optional[str],
+    seat: Optional[str],
+    audience: Optional[str] = None,
+    scopes: Optional[Sequence[str]] = None,
 ) -> Call[DPoPProof]:
     return Call(
         "dpop_proof",
-        params(htm=htm, htu=htu, nonce=nonce, user_id=user_id, seat=seat),
+        params(
+            htm=htm,
+            htu=htu,
+            nonce=nonce,
+            user_id=user_id,
+            seat=seat,
+            audience=audience,
+            scopes=None if scopes is None else list(scopes),
+        ),
         lambda r: DPoPProof.from_wire(_object(r)),
     )
 

@@ -415,10 +415,16 @@ class AsyncClient:
         return await self._request(_protocol.remove_user(user_id, force))
 
     async def access_token(
-        self, min_valid: Optional[int] = None, *, user_id: Optional[str] = None, seat: Optional[str] = None
+        self,
+        min_valid: Optional[int] = None,
+        *,
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+        audience: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> Token:
         """An access token valid for at least ``min_valid`` seconds, refreshed first when needed."""
-        return await self._request(_protocol.access_token(min_valid, user_id, seat))
+        return await self._request(_protocol.access_token(min_valid, user_id, seat, audience, scopes))
 
     async def dpop_proof(
         self,
@@ -428,9 +434,11 @@ class AsyncClient:
         nonce: Optional[str] = None,
         user_id: Optional[str] = None,
         seat: Optional[str] = None,
+        audience: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> DPoPProof:
         """A DPoP proof for one request (see :meth:`Client.dpop_proof`)."""
-        return await self._request(_protocol.dpop_proof(htm, htu, nonce, user_id, seat))
+        return await self._request(_protocol.dpop_proof(htm, htu, nonce, user_id, seat, audience, scopes))
 
     async def refresh(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Refresh:
         """Refreshes a user's access token now."""

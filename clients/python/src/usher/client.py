@@ -365,11 +365,20 @@ class Client:
         return self._request(_protocol.remove_user(user_id, force))
 
     def access_token(
-        self, min_valid: Optional[int] = None, *, user_id: Optional[str] = None, seat: Optional[str] = None
+        self,
+        min_valid: Optional[int] = None,
+        *,
+        user_id: Optional[str] = None,
+        seat: Optional[str] = None,
+        audience: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> Token:
         """An access token valid for at least ``min_valid`` seconds (the daemon's default: 60), refreshed first when
-        needed; the active user's unless ``user_id`` is given. ``NoActiveUser`` when nobody is logged in."""
-        return self._request(_protocol.access_token(min_valid, user_id, seat))
+        needed; the active user's unless ``user_id`` is given. ``NoActiveUser`` when nobody is logged in. With
+        ``audience`` or ``scopes``, a narrowed token for that audience and no more than those scopes (docs/least-
+        privilege.md): ``PermissionDenied`` when the program's rule gives less, ``NotSupported`` when the provider
+        cannot narrow."""
+        return self._request(_protocol.access_token(min_valid, user_id, seat, audience, scopes))
 
     def dpop_proof(
         self,
@@ -379,10 +388,12 @@ class Client:
         nonce: Optional[str] = None,
         user_id: Optional[str] = None,
         seat: Optional[str] = None,
+        audience: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> DPoPProof:
         """A DPoP proof for one request (its method ``htm`` and URL ``htu``; ``nonce`` is the server's ``DPoP-Nonce``),
         signed by the daemon with the session's key, which never leaves it. ``NotSupported`` for bearer tokens."""
-        return self._request(_protocol.dpop_proof(htm, htu, nonce, user_id, seat))
+        return self._request(_protocol.dpop_proof(htm, htu, nonce, user_id, seat, audience, scopes))
 
     def refresh(self, *, user_id: Optional[str] = None, seat: Optional[str] = None) -> Refresh:
         """Refreshes a user's access token now (at most about once a second per user)."""

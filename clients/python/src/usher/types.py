@@ -70,6 +70,11 @@ def _identities(obj: Mapping[str, Any], key: str) -> Tuple[Identity, ...]:
     return tuple(Identity.from_wire(item) for item in _objects(obj, key))
 
 
+def _scopes(obj: Mapping[str, Any]) -> Optional[Tuple[str, ...]]:
+    scopes = _get(obj, "scopes", list, optional=True)
+    return None if scopes is None else tuple(str(scope) for scope in scopes)
+
+
 def _claims(obj: Mapping[str, Any], key: str) -> Dict[str, Any]:
     # A daemon from before profiles sends none.
     if obj.get(key) is None:
@@ -287,6 +292,9 @@ class Token:
     expires_at: Optional[datetime]
     #: Whole seconds the token stays valid, rounded down, when it was handed out.
     expires_in: int
+    #: A narrowed token's audience and scopes (None for the session's own token).
+    audience: Optional[str] = None
+    scopes: Optional[Tuple[str, ...]] = None
 
     @property
     def authorization(self) -> str:
@@ -302,6 +310,8 @@ class Token:
             token_type=_get(obj, "token_type", str),
             expires_at=_time(obj, "expires_at", optional=False),
             expires_in=_get(obj, "expires_in", int),
+            audience=_get(obj, "audience", str, optional=True),
+            scopes=_scopes(obj),
         )
 
 
