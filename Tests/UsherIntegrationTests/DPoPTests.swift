@@ -96,8 +96,8 @@ struct DPoPTests {
         return input + "." + base64URL(signature.rawRepresentation)
     }
 
-    static func logIn(_ client: LineConnection, _ email: String) async throws -> String {
-        _ = try await client.result("register", ["email": .string(email), "password": "secret one"])
+    static func logIn(_ client: LineConnection, _ email: String, register: Bool = true) async throws -> String {
+        if register { _ = try await client.result("register", ["email": .string(email), "password": "secret one"]) }
         let login = try await client.result(
             "login",
             ["credentials": ["type": "email_password", "email": .string(email), "password": "secret one"]]

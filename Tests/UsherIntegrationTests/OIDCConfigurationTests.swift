@@ -143,7 +143,7 @@ struct OIDCConfigurationTests {
                 section.append(body)
             }
         }
-        #expect(section.count == 14, "\(section)")
+        #expect(section.count == 15, "\(section)")
         let directory = try TestDirectory()
         defer { directory.remove() }
         try directory.write("corp.secret", "s3cret\n")

@@ -14,7 +14,8 @@ exchange) and userinfo endpoints, on 127.0.0.1. The token exchange itself is idp
         only with a proof that RFC 9449 section 7 accepts (checked as Tests/Fixtures/token-servers/dpop_server.py
         does; idpyoidc's own userinfo check hashes ath in hexadecimal, not base64url). Each is logged on stderr:
         "dpop: nonce demanded", "dpop: token request with nonce", "dpop: userinfo proof accepted" or
-        "dpop: userinfo proof refused: REASON".
+        "dpop: userinfo proof refused: REASON". Every token request is logged as "token request: GRANT_TYPE
+        [audience=A] [scope=S]" (never a token).
     exchange.py subject-token ISSUER
         Plays another application of the same provider ("app"): logs the test user in (the authorization endpoint
         authenticates everyone as "diana") with the authorization code grant and prints its access token, the
@@ -304,6 +305,14 @@ def application(server, front=None):
         if path not in names:
             return respond(start_response, "404 Not Found", json.dumps({"error": "not_found"}))
         endpoint = server.get_endpoint(names[path])
+        if path == "/token":
+            # What each token request asked for (never a token): the tests check the grant and what it narrowed to.
+            form = parse_qs(body)
+            grant = form.get("grant_type", [""])[0]
+            narrowing = " ".join(
+                "%s=%s" % (key, ",".join(form[key])) for key in ("audience", "scope") if key in form
+            )
+            sys.stderr.write("token request: %s %s\n" % (grant, narrowing))
         request = endpoint.parse_request(body if method == "POST" else query, http_info=http_info)
         if "error" in request:
             status = "401 Unauthorized" if request["error"] in ("invalid_client", "invalid_token") else "400 Bad Request"
