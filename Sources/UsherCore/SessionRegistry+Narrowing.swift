@@ -157,7 +157,10 @@ extension SessionRegistry {
             return
         }
         do {
-            _ = try await self.narrowedToken(for: key, minValidSeconds: 0, used: false)
+            // Made from a session token that outlasts the margin twice: a narrowed token never outlives the session's,
+            // so one made from a session about to be refreshed would be due again at once.
+            let minimum = 2 * self.configuration.refreshMarginMilliseconds / 1000
+            _ = try await self.narrowedToken(for: key, minValidSeconds: minimum, used: false)
         } catch {
             let now = self.clock.now()
             self.logger.warning(

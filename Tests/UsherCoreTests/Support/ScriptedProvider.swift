@@ -25,7 +25,7 @@ final class ScriptedProvider: IdentityProvider {
         var at: Timestamp
     }
 
-    private struct State {
+    struct State {
         var accessLifetimeMilliseconds: Int64 = 3_600_000
         var refreshLifetimeMilliseconds: Int64?
         var rotatesRefreshTokens = true
@@ -40,13 +40,18 @@ final class ScriptedProvider: IdentityProvider {
         var claims: [String: JSONValue]?
         var profileReads = 0
         var held: [CheckedContinuation<Void, Never>] = []
+        /// Narrowings asked for (`+Narrowing`), and whether they wait for `releaseNarrowings`.
+        var narrowings: [TokenNarrowing] = []
+        var holdingNarrowings = false
+        var heldNarrowings: [CheckedContinuation<Void, Never>] = []
     }
 
     let name: String
     let type = "scripted"
     let credentialTypes = [CredentialType.emailPassword, CredentialType.anonymous]
-    private let clock: ManualClock
-    private let state = Mutex(State())
+    let clock: ManualClock
+    /// Internal for `+Narrowing`.
+    let state = Mutex(State())
 
     init(name: String = "scripted", clock: ManualClock) {
         self.name = name
