@@ -61,6 +61,9 @@ def test_every_method_answers_as_the_definition_says(checked: Checked, definitio
     # Tokens and profiles.
     token = call("AccessToken", min_valid=300)
     assert token["user_id"] == ann["id"] and token["token_type"] == "Bearer" and token["expires_in"] >= 300
+    narrowed = call("AccessToken", audience="https://bank.example", scopes=["pay", "balance"])
+    assert narrowed["audience"] == "https://bank.example" and narrowed["scopes"] == ["balance", "pay"]
+    assert narrowed["access_token"] != token["access_token"]
     fails("DpopProof", "NotSupported", htm="GET", htu="https://api.example.com/photos")
     assert call("Refresh")["user_id"] == ann["id"]
     assert call("UpdateProfile", name="Ann Example", locale="en")["user"]["profile"]["name"] == "Ann Example"

@@ -102,6 +102,10 @@ void usher_user_list_free(usher_user **users);
 
 /* Tokens. */
 int usher_access_token(usher_t *u, const char *seat, uint64_t min_valid, char **ret_token, uint64_t *ret_expires);
+int usher_access_token_narrowed(usher_t *u, const char *seat, const char *audience, const char *const *scopes,
+                                uint64_t min_valid, char **ret_token, uint64_t *ret_expires);
+int usher_dpop_proof(usher_t *u, const char *seat, const char *audience, const char *const *scopes,
+                     const char *method, const char *url, const char *nonce, char **ret_proof);
 void usher_secret_free(char *secret);
 
 /* Seats and leases. */

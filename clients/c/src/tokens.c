@@ -16,13 +16,23 @@ _public_ void usher_secret_free(char *secret) {
  * would not be); *ret_expires is its expiry in microseconds since the epoch (CLOCK_REALTIME). */
 _public_ int usher_access_token(usher_t *u, const char *seat, uint64_t min_valid, char **ret_token,
                                 uint64_t *ret_expires) {
+        return usher_access_token_narrowed(u, seat, NULL, NULL, min_valid, ret_token, ret_expires);
+}
+
+/* The same, narrowed: a token for audience with no more than scopes (a NULL-terminated array); both NULL: the
+ * session's own token, or what the caller's access rule narrows it to (docs/least-privilege.md). */
+_public_ int usher_access_token_narrowed(usher_t *u, const char *seat, const char *audience,
+                                         const char *const *scopes, uint64_t min_valid, char **ret_token,
+                                         uint64_t *ret_expires) {
         CHECK_HANDLE(u);
-        if (!ret_token)
+        if (!ret_token || (scopes && !scopes[0]))
                 return -EINVAL;
         struct buf params = {0};
         buf_begin(&params);
         buf_string(&params, "seat", seat);
         buf_uint(&params, "min_valid", min_valid);
+        buf_string(&params, "audience", audience);
+        buf_string_list(&params, "scopes", scopes);
         buf_end(&params);
         struct message m;
         int r = call_method(u, "access_token", &params, &m);
@@ -45,5 +55,36 @@ _public_ int usher_access_token(usher_t *u, const char *seat, uint64_t min_valid
         *ret_token = token;
         if (ret_expires)
                 *ret_expires = expires;
+        return 0;
+}
+
+/* A DPoP proof (RFC 9449) for one request (method, url; nonce: the server's DPoP-Nonce, or NULL), signed by the
+ * daemon with the key the session's tokens are bound to, for the token usher_access_token_narrowed() gives with the
+ * same seat, audience and scopes. The key never leaves the daemon. */
+_public_ int usher_dpop_proof(usher_t *u, const char *seat, const char *audience, const char *const *scopes,
+                              const char *method, const char *url, const char *nonce, char **ret_proof) {
+        CHECK_HANDLE(u);
+        if (!method || !url || !ret_proof || (scopes && !scopes[0]))
+                return -EINVAL;
+        struct buf params = {0};
+        buf_begin(&params);
+        buf_string(&params, "htm", method);
+        buf_string(&params, "htu", url);
+        buf_string(&params, "nonce", nonce);
+        buf_string(&params, "seat", seat);
+        buf_string(&params, "audience", audience);
+        buf_string_list(&params, "scopes", scopes);
+        buf_end(&params);
+        struct message m;
+        int r = call_method(u, "dpop_proof", &params, &m);
+        buf_free(&params);
+        if (r < 0)
+                return r;
+        char *proof = NULL;
+        r = json_dup_string(m.result, "proof", true, &proof);
+        message_done(&m);
+        if (r < 0)
+                return r;
+        *ret_proof = proof;
         return 0;
 }

@@ -192,6 +192,32 @@ static void users(const struct test_daemon *d) {
         free(raw);
         usher_secret_free(token);
 
+        test_step("a narrowed token: for an audience, with no more than some scopes");
+        const char *const scopes[] = {"pay", "balance", NULL};
+        char *narrowed = NULL;
+        CHECK_RC(u, usher_access_token_narrowed(u, NULL, "https://bank.example", scopes, 60, &narrowed, &expires), 0);
+        CHECK(strchr(narrowed, '.') && expires > now_usec);
+        /* The daemon holds it for this program: the same narrowing asked by hand answers it, and says what it is. */
+        CHECK_RC(u, usher_call(u, "access_token",
+                               "{\"audience\": \"https://bank.example\", \"scopes\": [\"balance\", \"pay\"]}", &raw),
+                 0);
+        CHECK(strstr(raw, narrowed));
+        CHECK(strstr(raw, "\"audience\":\"https:") && strstr(raw, "bank.example\"")); /* json-c may escape the slashes */
+        CHECK(strstr(raw, "\"scopes\":[\"balance\",\"pay\"]"));
+        explicit_bzero(raw, strlen(raw));
+        free(raw);
+        usher_secret_free(narrowed);
+        const char *const none[] = {NULL};
+        CHECK(usher_access_token_narrowed(u, NULL, NULL, none, 60, &narrowed, NULL) == -EINVAL);
+
+        test_step("dpop_proof: not_supported for the local provider's bearer tokens");
+        char *proof = NULL;
+        CHECK_RC(u, usher_dpop_proof(u, NULL, NULL, NULL, "GET", "https://api.example.com/x", NULL, &proof),
+                 -EOPNOTSUPP);
+        CHECK_STR(usher_error_code(u), "not_supported");
+        CHECK(proof == NULL);
+        CHECK(usher_dpop_proof(u, NULL, NULL, NULL, NULL, "https://api.example.com/x", NULL, &proof) == -EINVAL);
+
         test_step("logout and remove_user");
         CHECK_RC(u, usher_logout(u, ann_id, NULL, &user), 0);
         CHECK_STR(user->state, "logged_out");
