@@ -43,6 +43,9 @@ package final class ServerSettings: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Whether some rule in force narrows tokens (`AccessPolicy.narrowsTokens`): read by every `access_token`, with
+    /// no lock.
+    private let narrowing: Atomic<Bool>
     /// The seat of a newly accepted peer (logind's, with `[seats] source = "logind"`), asked once per connection;
     /// nil: the default seat.
     package let seatOfPeer: @Sendable (PeerCredentials) -> String?
@@ -55,9 +58,13 @@ package final class ServerSettings: Sendable {
         seatOfPeer: @escaping @Sendable (PeerCredentials) -> String? = { _ in nil }
     ) {
         self.state = Mutex(State(limits: limits, policy: policy))
+        self.narrowing = Atomic(policy.narrowsTokens)
         self.seatOfPeer = seatOfPeer
         self.digests = ExecutableDigests(wanted: policy.needsExecutableDigests)
     }
+
+    /// Whether some rule in force narrows tokens.
+    package var narrowsTokens: Bool { self.narrowing.load(ordering: .acquiring) }
 
     package var limits: ServerLimits {
         get { self.state.withLock { $0.limits } }
@@ -75,6 +82,7 @@ package final class ServerSettings: Sendable {
                 state.policy = newValue
                 return Array(state.observers.values)
             }
+            self.narrowing.store(newValue.narrowsTokens, ordering: .releasing)
             for observer in observers { observer() }
         }
     }

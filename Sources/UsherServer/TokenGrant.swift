@@ -85,8 +85,8 @@ extension MethodHandler.Call {
     /// The narrowing a token request gets, from what it asks for and what the peer's rules give (`TokenGrant`); nil:
     /// the session's own token. Costs nothing more than a look at the request when no rule narrows.
     func tokenNarrowing(_ requested: TokenAudience) throws(ResponseError) -> TokenNarrowing? {
-        let policy = self.dispatcher.settings.policy
-        let grant = policy.narrowsTokens ? policy.tokenGrant(for: self.context.peer) : .full
+        let settings = self.dispatcher.settings
+        let grant: TokenGrant = settings.narrowsTokens ? settings.policy.tokenGrant(for: self.context.peer) : .full
         guard let narrowing = try grant.narrowing(for: requested) else { return nil }
         return TokenNarrowing(
             narrowing,
