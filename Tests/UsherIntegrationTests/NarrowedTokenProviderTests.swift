@@ -58,16 +58,7 @@ struct NarrowedTokenProviderTests {
     @Test func tokenExchangeNarrowsAnOpenIDConnectSession() async throws {
         let tokenExchange = Self.tokenExchange
         try await TokenExchangeServer.with { server in
-            let config = """
-                [daemon]
-                default_provider = "partner"
-                [providers.partner]
-                type = "oidc"
-                issuer = "\(server.issuer)"
-                client_id = "usher"
-                client_secret_file = "\(server.directory.file("usher.secret"))"
-                """
-            try await DaemonProcess.with(config: config) { daemon in
+            try await DaemonProcess.with(config: OIDCTokenExchangeTests.config(server)) { daemon in
                 let client = try daemon.connect()
                 _ = try await client.result(
                     "login",

@@ -9,18 +9,12 @@ import UsherTestSupport
 @Suite(.integrationHangGuard)
 struct OIDCDPoPTests {
     static func config(_ server: TokenExchangeServer) -> String {
-        """
-        [daemon]
-        default_provider = "partner"
-        [providers.partner]
-        type = "oidc"
-        issuer = "\(server.issuer)"
-        client_id = "usher"
-        client_secret_file = "\(server.directory.file("usher.secret"))"
-        redirect_uri = "http://127.0.0.1:8976/callback"
-        scopes = ["openid", "email", "profile", "offline_access"]
-        dpop = true
-        """
+        OIDCTokenExchangeTests.config(server) + """
+
+            redirect_uri = "http://127.0.0.1:8976/callback"
+            scopes = ["openid", "email", "profile", "offline_access"]
+            dpop = true
+            """
     }
 
     /// Logs diana in with the authorization code flow; the provider authenticates everyone, so the browser's part is

@@ -6,18 +6,22 @@ import UsherTestSupport
 /// Token exchange (RFC 8693) against a real server that supports it (idpyoidc; see `TokenExchangeServer`).
 @Suite(.integrationHangGuard)
 struct OIDCTokenExchangeTests {
+    /// The daemon's configuration for `server`: its one provider, `partner`, as the client `usher`.
+    static func config(_ server: TokenExchangeServer) -> String {
+        """
+        [daemon]
+        default_provider = "partner"
+        [providers.partner]
+        type = "oidc"
+        issuer = "\(server.issuer)"
+        client_id = "usher"
+        client_secret_file = "\(server.directory.file("usher.secret"))"
+        """
+    }
+
     @Test func anotherApplicationsTokenIsExchangedForASession() async throws {
         try await TokenExchangeServer.with { server in
-            let config = """
-                [daemon]
-                default_provider = "partner"
-                [providers.partner]
-                type = "oidc"
-                issuer = "\(server.issuer)"
-                client_id = "usher"
-                client_secret_file = "\(server.directory.file("usher.secret"))"
-                """
-            try await DaemonProcess.with(config: config) { daemon in
+            try await DaemonProcess.with(config: Self.config(server)) { daemon in
                 let client = try daemon.connect()
                 let subjectToken = try await server.subjectToken()
                 let login = try await client.result(
