@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Accounts at providers that keep them: registration and a password change (the resets are in
 /// `SessionRegistry+Passwords.swift`).
 extension SessionRegistry {

@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// `dpop_proof`: proofs signed with the key a session's tokens are bound to (RFC 9449).
 extension SessionRegistry {
     /// A DPoP proof for `method` `url`, with `ath` for the user's current access token, signed with the session's key.

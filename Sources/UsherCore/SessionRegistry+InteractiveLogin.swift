@@ -1,5 +1,3 @@
-import UsherProtocol
-
 extension SessionRegistry {
     /// `login_begin`: starts an interactive login of `type` (`authorization_code`, `device_code`) at a provider that
     /// supports them.

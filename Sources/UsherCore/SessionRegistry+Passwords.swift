@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Passwords and confirmation of email/password accounts without the current password: an administrator's reset,
 /// the self-service reset by token, and the confirmation of new accounts (`AccountRecovering`).
 extension SessionRegistry {

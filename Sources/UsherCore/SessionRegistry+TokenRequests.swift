@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Tokens handed out on request: `access_token` (refreshed first when the held one is not fresh enough) and
 /// `refresh`, which at most one provider call a second per user answers (`+Tokens` does the refreshing).
 extension SessionRegistry {
