@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// A password that a provider is about to set without the current one (an administrator's reset, or a reset token):
 /// the account it belongs to, and the write that sets it.
 ///

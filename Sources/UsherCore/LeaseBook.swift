@@ -188,3 +188,14 @@ package final class LeaseBook: Sendable {
         return Array(waiters.values)
     }
 }
+
+/// A lease just taken (`inhibit`): its id, for `release`, and its seat.
+package struct TakenLease: Sendable, Hashable {
+    package var lease: String
+    package var seat: String
+
+    package init(lease: String, seat: String) {
+        self.lease = lease
+        self.seat = seat
+    }
+}

@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Accounts at providers that keep them: registration and a password change (the resets are in
 /// `SessionRegistry+Passwords.swift`).
 extension SessionRegistry {
@@ -8,18 +6,19 @@ extension SessionRegistry {
         provider name: String?,
         email: String,
         password: String
-    ) async throws
-        -> RegisterRequest.Result
-    {
+    ) async throws -> Registration {
         try self.requireRunning()
         let provider = try self.provider(named: name)
         guard let registering = provider as? any AccountRegistering else {
             throw ProviderError.unsupportedCredentials("provider \(provider.name) does not support registration")
         }
         let normalizedEmail = try await registering.register(email: email, password: password)
-        // An account that waits for its confirmation says so; otherwise the answer is as it always was.
+        // Whether the account waits for its confirmation (the provider's hook has the token).
         let waits = (registering as? any AccountRecovering)?.confirmsAccounts == true
-        return RegisterRequest.Result(provider: provider.name, email: normalizedEmail, confirmed: waits ? false : nil)
+        return Registration(
+            account: Account(provider: provider.name, email: normalizedEmail),
+            awaitsConfirmation: waits
+        )
     }
 
     /// Sets a new password for an email/password account, given its current one. The account's sessions on the device
@@ -29,7 +28,7 @@ extension SessionRegistry {
         email: String,
         oldPassword: String,
         newPassword: String
-    ) async throws -> ChangePasswordRequest.Result {
+    ) async throws -> Account {
         try self.requireRunning()
         let provider = try self.provider(named: name)
         guard let accounts = provider as? any AccountRegistering else {
@@ -40,6 +39,6 @@ extension SessionRegistry {
             oldPassword: oldPassword,
             newPassword: newPassword
         )
-        return ChangePasswordRequest.Result(provider: provider.name, email: changed)
+        return Account(provider: provider.name, email: changed)
     }
 }

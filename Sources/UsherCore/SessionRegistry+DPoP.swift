@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// `dpop_proof`: proofs signed with the key a session's tokens are bound to (RFC 9449).
 extension SessionRegistry {
     /// A DPoP proof for `method` `url`, with `ath` for the user's current access token, signed with the session's key.
@@ -18,7 +16,7 @@ extension SessionRegistry {
         narrowing: TokenNarrowing? = nil,
         seat requested: String? = nil,
         scope: SeatScope = .everywhere
-    ) async throws -> DPoPProofRequest.Result {
+    ) async throws -> IssuedProof {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
@@ -53,6 +51,6 @@ extension SessionRegistry {
             accessToken: token.value,
             issuedAt: self.clock.now()
         )
-        return DPoPProofRequest.Result(userID: user.id, proof: proof, accessTokenExpiresAt: token.expiresAt)
+        return IssuedProof(userID: user.id, proof: proof, accessTokenExpiresAt: token.expiresAt)
     }
 }

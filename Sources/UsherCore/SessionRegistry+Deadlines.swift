@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Putting a logged-in user's next deadline (refresh, retry or session end) on the refresh queue.
 extension SessionRegistry {
     func scheduleTimer(for user: User) {

@@ -17,7 +17,7 @@ extension SessionRegistry {
         _ userID: String,
         right: DeletionRight,
         force: Bool = false
-    ) async throws -> DeleteUserRequest.Result {
+    ) async throws -> UserRemoval {
         try self.requireRunning()
         var user = try self.loggedIn(userID)
         if case .sessionsOf(let uid) = right, user.sessionUID != uid {
@@ -69,7 +69,7 @@ extension SessionRegistry {
             }
         }
         self.logger.info("user deleted", metadata: ["user.id": "\(userID)", "identities": "\(identities.count)"])
-        return DeleteUserRequest.Result(generation: draft.generation, userID: userID, deleted: identities)
+        return UserRemoval(generation: draft.generation, userID: userID, deleted: identities)
     }
 
     /// A provider that deletes with the session's access token gets one valid for at least this long.

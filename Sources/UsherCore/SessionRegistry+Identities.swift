@@ -58,7 +58,7 @@ extension SessionRegistry {
         force: Bool = false,
         scope: SeatScope = .everywhere,
         peerUID: UInt32? = nil
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         try self.requireRunning()
         let provider = try self.provider(named: name)
         let seat = try self.seat(named: requestedSeat)
@@ -81,7 +81,7 @@ extension SessionRegistry {
         at provider: any IdentityProvider,
         to userID: String,
         placement: Placement
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let opened = authentication.session(userID: userID)
         do {
             var result = try await self.attach(authentication, at: provider, to: userID, placement: placement)
@@ -104,7 +104,7 @@ extension SessionRegistry {
         at provider: any IdentityProvider,
         to userID: String,
         placement: Placement
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let authentication = try await self.acceptableClaims(authentication, at: provider)
         guard authentication.kind != CredentialType.anonymous else {
             throw SessionError.invalidLink("cannot add anonymous credentials to an existing user")
@@ -121,7 +121,7 @@ extension SessionRegistry {
         at provider: any IdentityProvider,
         to userID: String,
         placement: Placement
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let now = self.clock.now()
         for _ in 0..<Self.identityRounds {
             let resolution = try await self.resolveOwner(of: identity)
@@ -172,7 +172,7 @@ extension SessionRegistry {
         provider: String,
         subject: String,
         force: Bool = false
-    ) async throws -> UnlinkIdentityRequest.Result {
+    ) async throws -> IdentityUnlinking {
         let seatOfUser = { self.state.seats.seat(of: userID).map { [$0] } ?? [] }
         let (user, draft) = try await self.holdingOff(force: force, scope: .everywhere, to: nil, seats: seatOfUser()) {
             admission in
@@ -221,7 +221,7 @@ extension SessionRegistry {
         let revoked = draft.revocations.isEmpty ? true : await self.revoke(draft.revocations)
         self.logger.debug("unlink", metadata: ["user.id": "\(userID)", "provider": "\(provider)"])
         let info = draft.infos[userID] ?? self.pendingInfo(user)
-        return UnlinkIdentityRequest.Result(
+        return IdentityUnlinking(
             generation: draft.generation,
             user: draft.deleted.contains(userID) ? nil : info,
             removed: draft.deleted.contains(userID),

@@ -1,20 +1,16 @@
-import UsherProtocol
-
 extension SessionRegistry {
-    /// `login_begin`: starts an interactive login at a provider that supports them.
+    /// `login_begin`: starts an interactive login of `type` (`authorization_code`, `device_code`) at a provider that
+    /// supports them.
     package func loginBegin(
         provider name: String?,
-        type: String?,
+        type: String,
         redirectURI: String?
-    ) async throws -> LoginBeginRequest.Result {
+    ) async throws -> StartedLogin {
         let provider = try self.provider(named: name)
         guard let interactive = provider as? any InteractiveLoginProviding else {
             throw ProviderError.unsupportedCredentials("provider \(provider.name) has no interactive logins")
         }
-        return try await interactive.beginLogin(
-            type: type ?? LoginBeginRequest.authorizationCode,
-            redirectURI: redirectURI
-        )
+        return try await interactive.beginLogin(type: type, redirectURI: redirectURI)
     }
 
     /// `login_wait`: waits for a started login to complete, then logs its user in as `login` does.
@@ -28,7 +24,7 @@ extension SessionRegistry {
         scope: SeatScope = .everywhere,
         linkTo: String? = nil,
         peerUID: UInt32? = nil
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let placement = Placement(
             seat: try self.seat(named: requested),
             move: move,

@@ -32,7 +32,7 @@ extension SessionRegistry {
         why: String,
         holder: LeaseBook.Holder,
         scope: SeatScope = .everywhere
-    ) async throws -> InhibitRequest.Result {
+    ) async throws -> TakenLease {
         try self.requireRunning()
         let seat = try self.seat(named: requested)
         try scope.require([seat])
@@ -47,7 +47,7 @@ extension SessionRegistry {
                 maximumPerUID: self.leaseConfiguration.maximumPerUID
             )
         }
-        return InhibitRequest.Result(lease: info.lease, seat: seat)
+        return TakenLease(lease: info.lease, seat: seat)
     }
 
     /// What a change of the active user of some seats was admitted with, and must still satisfy at the moment it is

@@ -16,7 +16,7 @@ extension SessionRegistry {
         narrowing requested: TokenNarrowing,
         seat requestedSeat: String? = nil,
         scope: SeatScope = .everywhere
-    ) async throws -> AccessTokenRequest.Result {
+    ) async throws -> IssuedToken {
         let seat = try self.seat(named: requestedSeat)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
@@ -29,7 +29,7 @@ extension SessionRegistry {
             // The user may have moved to another seat meanwhile: the answer is for the seats in scope only.
             try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
         }
-        return Self.result(key.userID, token, narrowing: key.narrowing, now: self.clock.now())
+        return Self.issued(key.userID, token, narrowing: key.narrowing, now: self.clock.now())
     }
 
     /// A new narrowed token for `key` (for `dpop_proof`, when the program holds none).
@@ -37,14 +37,14 @@ extension SessionRegistry {
         try await self.narrowedToken(for: key, minValidSeconds: 0, used: true)
     }
 
-    /// The answer `access_token` gives for a narrowed token.
-    package static func result(
+    /// A narrowed token as handed out for `userID` at `now`.
+    package static func issued(
         _ userID: String,
         _ token: NarrowedToken,
         narrowing: TokenNarrowing,
         now: Timestamp
-    ) -> AccessTokenRequest.Result {
-        AccessTokenRequest.Result(
+    ) -> IssuedToken {
+        IssuedToken(
             userID: userID,
             accessToken: token.accessToken,
             tokenType: token.tokenType,

@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Passwords and confirmation of email/password accounts without the current password: an administrator's reset,
 /// the self-service reset by token, and the confirmation of new accounts (`AccountRecovering`).
 extension SessionRegistry {
@@ -9,7 +7,7 @@ extension SessionRegistry {
         provider name: String?,
         email: String,
         newPassword: String
-    ) async throws -> ResetPasswordRequest.Result {
+    ) async throws -> PasswordResetChange {
         try self.requireRunning()
         let accounts = try self.recoveringProvider(named: name)
         let reset = try await accounts.resetPassword(email: email, newPassword: newPassword)
@@ -21,37 +19,37 @@ extension SessionRegistry {
         provider name: String?,
         token: String,
         newPassword: String
-    ) async throws -> CompletePasswordResetRequest.Result {
+    ) async throws -> PasswordResetChange {
         try self.requireRunning()
         let accounts = try self.recoveringProvider(named: name)
         let reset = try await accounts.completePasswordReset(token: token, newPassword: newPassword)
         return try await self.commit(reset, at: accounts.name)
     }
 
-    /// Runs the reset hook for the account with this email, if any; the same answer either way.
-    package func requestPasswordReset(provider name: String?, email: String) async throws -> AccountMessageResult {
+    /// Runs the reset hook for the account with this email, if any; the same answer either way: the provider's name.
+    package func requestPasswordReset(provider name: String?, email: String) async throws -> String {
         try self.requireRunning()
         let accounts = try self.recoveringProvider(named: name)
         try await accounts.requestPasswordReset(email: email)
-        return AccountMessageResult(provider: accounts.name)
+        return accounts.name
     }
 
     /// Confirms the account a confirmation token was issued for.
-    package func confirmUser(provider name: String?, token: String) async throws -> ConfirmUserRequest.Result {
+    package func confirmUser(provider name: String?, token: String) async throws -> Account {
         try self.requireRunning()
         let accounts = try self.recoveringProvider(named: name)
         let email = try await accounts.confirm(token: token)
         self.logger.debug("account confirmed", metadata: ["provider": "\(accounts.name)"])
-        return ConfirmUserRequest.Result(provider: accounts.name, email: email)
+        return Account(provider: accounts.name, email: email)
     }
 
     /// Runs the confirmation hook again for the unconfirmed account with this email, if any; the same answer either
-    /// way.
-    package func resendConfirmation(provider name: String?, email: String) async throws -> AccountMessageResult {
+    /// way: the provider's name.
+    package func resendConfirmation(provider name: String?, email: String) async throws -> String {
         try self.requireRunning()
         let accounts = try self.recoveringProvider(named: name)
         try await accounts.resendConfirmation(email: email)
-        return AccountMessageResult(provider: accounts.name)
+        return accounts.name
     }
 
     private func recoveringProvider(named name: String?) throws -> any AccountRecovering {
@@ -66,7 +64,7 @@ extension SessionRegistry {
     /// consumed) and the end of every session of the account on the device, in one transaction. Each user whose
     /// session is the account goes `logged_out` with reason `password_reset`; the seats they were active on get their
     /// successors as with any logout.
-    private func commit(_ reset: PasswordReset, at provider: String) async throws -> ResetPasswordRequest.Result {
+    private func commit(_ reset: PasswordReset, at provider: String) async throws -> PasswordResetChange {
         // State may have changed while the provider hashed the password: the users are found inside the change.
         let (loggedOut, draft) = try await self.mutate { draft -> [String] in
             draft.pendingWrites.append(reset.write)
@@ -82,9 +80,8 @@ extension SessionRegistry {
             "password reset",
             metadata: ["provider": "\(provider)", "logged_out": "\(loggedOut.joined(separator: ","))"]
         )
-        return ResetPasswordRequest.Result(
-            provider: provider,
-            email: reset.email,
+        return PasswordResetChange(
+            account: Account(provider: provider, email: reset.email),
             loggedOut: loggedOut,
             generation: draft.generation
         )

@@ -9,7 +9,7 @@ extension SessionRegistry {
         userID requested: String?,
         seat requestedSeat: String? = nil,
         scope: SeatScope = .everywhere
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         try self.requireRunning()
         let seat = try self.seat(named: requestedSeat)
         let user = try self.loggedIn(requested, seat: seat)
@@ -37,7 +37,7 @@ extension SessionRegistry {
         seat requestedSeat: String? = nil,
         changes: [String: JSONValue],
         scope: SeatScope = .everywhere
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         try self.requireRunning()
         let seat = try self.seat(named: requestedSeat)
         let user = try self.loggedIn(requested, seat: seat)
@@ -68,7 +68,7 @@ extension SessionRegistry {
         customData: UserClaims?,
         replacingName: Bool = false,
         accountWrite: (any PendingWrite)? = nil
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let deadlines = self.configuration.deadlines
         let (_, draft) = try await self.mutate { draft in
             // State may have changed across the awaits before this change: read it again.

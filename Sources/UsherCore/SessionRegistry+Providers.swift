@@ -2,14 +2,24 @@ import UsherProtocol
 
 /// Providers (their list, a configuration reload, published keys) and API keys.
 extension SessionRegistry {
-    package func providerInfos() -> [ProviderInfo] {
+    /// A configured identity provider as `providers` lists it.
+    package struct ProviderSummary: Sendable, Hashable {
+        package var name: String
+        package var type: String
+        package var credentialTypes: [String]
+        /// Whether requests that name no provider use this one.
+        package var isDefault: Bool
+    }
+
+    /// The configured providers, in configuration order.
+    package func providerSummaries() -> [ProviderSummary] {
         self.providerOrder.compactMap { name in
             self.providers[name].map {
-                ProviderInfo(
+                ProviderSummary(
                     name: $0.name,
                     type: $0.type,
-                    credentials: $0.credentialTypes,
-                    default: $0.name == self.defaultProviderName
+                    credentialTypes: $0.credentialTypes,
+                    isDefault: $0.name == self.defaultProviderName
                 )
             }
         }
@@ -48,25 +58,25 @@ extension SessionRegistry {
         return (user, provider)
     }
 
-    package func createAPIKey(name: String, userID: String?) async throws -> CreateAPIKeyRequest.Result {
+    package func createAPIKey(name: String, userID: String?) async throws -> IssuedAPIKey {
         let (user, provider) = try self.apiKeyProvider(for: userID)
         let (key, createdAt) = try await provider.createAPIKey(subject: user.subject, name: name)
-        return CreateAPIKeyRequest.Result(userID: user.id, name: name, key: key, createdAt: createdAt)
+        return IssuedAPIKey(userID: user.id, name: name, key: key, createdAt: createdAt)
     }
 
-    package func listAPIKeys(userID: String?) async throws -> ListAPIKeysRequest.Result {
+    package func listAPIKeys(userID: String?) async throws -> UserAPIKeys {
         let (user, provider) = try self.apiKeyProvider(for: userID)
-        return ListAPIKeysRequest.Result(
+        return UserAPIKeys(
             userID: user.id,
             apiKeys: try await provider.listAPIKeys(subject: user.subject)
         )
     }
 
-    package func deleteAPIKey(name: String, userID: String?) async throws -> DeleteAPIKeyRequest.Result {
+    package func deleteAPIKey(name: String, userID: String?) async throws -> APIKeyName {
         let (user, provider) = try self.apiKeyProvider(for: userID)
         guard try await provider.deleteAPIKey(subject: user.subject, name: name) else {
             throw SessionError.apiKeyNotFound(name)
         }
-        return DeleteAPIKeyRequest.Result(userID: user.id, name: name)
+        return APIKeyName(userID: user.id, name: name)
     }
 }

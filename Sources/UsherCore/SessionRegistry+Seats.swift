@@ -37,7 +37,7 @@ extension SessionRegistry {
     }
 
     /// Every seat, for `list_seats`.
-    package func listSeats() -> ListSeatsRequest.Result { self.view.listSeats() }
+    package func listSeats() -> SeatList { self.view.listSeats() }
 
     /// A seat logind reported (at start, or while running): it is known from now on, and present.
     package func seatAppeared(_ name: String) {

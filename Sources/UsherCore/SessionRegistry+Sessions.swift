@@ -12,7 +12,7 @@ extension SessionRegistry {
         force: Bool = false,
         scope: SeatScope = .everywhere,
         peerUID: UInt32? = nil
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         try self.requireRunning()
         let provider = try self.provider(named: name)
         let placement = Placement(
@@ -86,7 +86,7 @@ extension SessionRegistry {
         at provider: any IdentityProvider,
         isAnonymous: Bool = false,
         placement: Placement = Placement()
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         // Claims with control characters never reach the store, the log or systemd's status line.
         let authentication = try await self.acceptableClaims(authentication, at: provider)
         let identity = authentication.identity(at: provider.name)
@@ -101,7 +101,7 @@ extension SessionRegistry {
         at provider: any IdentityProvider,
         isAnonymous: Bool,
         placement: Placement
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let now = self.clock.now()
         let deadlines = self.configuration.deadlines
         var resolution = try await self.resolveOwner(of: identity)
@@ -193,14 +193,14 @@ extension SessionRegistry {
     }
 
     /// The answer to a change that concerned `userID`: the user as committed by it.
-    func result(of draft: Draft, for userID: String) throws -> UserResult {
+    func result(of draft: Draft, for userID: String) throws -> UserChange {
         guard let info = draft.infos[userID] ?? self.view.info(userID) else { throw SessionError.userNotFound(userID) }
         let seat = self.seatConfiguration.namesSeats ? draft.seatsAfter.seat(of: userID) : nil
-        return UserResult(generation: draft.generation, seat: seat, user: info)
+        return UserChange(generation: draft.generation, seat: seat, user: info)
     }
 
     /// Anonymous login reuses the provider's logged-in anonymous user, if there is one, and makes it active.
-    private func activateExistingAnonymous(of provider: String, _ placement: Placement) async throws -> UserResult? {
+    private func activateExistingAnonymous(of provider: String, _ placement: Placement) async throws -> UserChange? {
         let now = self.clock.now()
         guard let known = self.state.loggedInAnonymous(of: provider) else { return nil }
         let (userID, draft) = try await self.holdingOff(
@@ -239,7 +239,7 @@ extension SessionRegistry {
         move: Bool = false,
         force: Bool = false,
         scope: SeatScope = .everywhere
-    ) async throws -> UserResult {
+    ) async throws -> UserChange {
         let now = self.clock.now()
         let placement = Placement(seat: try self.seat(named: requested), move: move, force: force, scope: scope)
         // Refused before waiting for leases: a switch that cannot happen does not hold anyone up.
@@ -273,7 +273,7 @@ extension SessionRegistry {
         seat requestedSeat: String? = nil,
         force: Bool = false,
         scope: SeatScope = .everywhere
-    ) async throws -> LogoutRequest.Result {
+    ) async throws -> Logout {
         let seat = try self.seat(named: requestedSeat)
         // The user is the one named, else the seat's active user: resolved again each time the change is admitted.
         // The user is the one named, else the seat's active user as the request found it.
@@ -303,10 +303,10 @@ extension SessionRegistry {
             info.refreshTokenExpiresAt = nil
             info.tokenState = .none
             info.nextRefreshAt = nil
-            return LogoutRequest.Result(generation: draft.generation, user: info, revoked: revoked, seat: left)
+            return Logout(generation: draft.generation, user: info, revoked: revoked, seat: left)
         }
         let result = try self.result(of: draft, for: user.id)
-        return LogoutRequest.Result(
+        return Logout(
             generation: result.generation,
             user: result.user,
             revoked: revoked,
@@ -315,7 +315,7 @@ extension SessionRegistry {
     }
 
     /// Forgets a user. About the whole device, so no seat-scoped permission covers it.
-    package func removeUser(_ userID: String, force: Bool = false) async throws -> RemoveUserRequest.Result {
+    package func removeUser(_ userID: String, force: Bool = false) async throws -> UserRemoval {
         let seatOfUser = { self.state.seats.seat(of: userID).map { [$0] } ?? [] }
         let (_, draft) = try await self.holdingOff(force: force, scope: .everywhere, to: nil, seats: seatOfUser()) {
             admission in
@@ -331,7 +331,7 @@ extension SessionRegistry {
         }
         _ = await self.revoke(draft.revocations)
         self.logger.debug("remove", metadata: ["user.id": "\(userID)"])
-        return RemoveUserRequest.Result(generation: draft.generation, userID: userID)
+        return UserRemoval(generation: draft.generation, userID: userID)
     }
 
     /// The seats a request about a user's session is about: without `user_id`, the seat it names (or the caller's);

@@ -1,5 +1,3 @@
-import UsherProtocol
-
 /// Tokens handed out on request: `access_token` (refreshed first when the held one is not fresh enough) and
 /// `refresh`, which at most one provider call a second per user answers (`+Tokens` does the refreshing).
 extension SessionRegistry {
@@ -11,7 +9,7 @@ extension SessionRegistry {
         minValidSeconds: Int64,
         seat requested: String? = nil,
         scope: SeatScope = .everywhere
-    ) async throws -> AccessTokenRequest.Result {
+    ) async throws -> IssuedToken {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
@@ -43,9 +41,9 @@ extension SessionRegistry {
         return self.tokenResult(user.id, tokens)
     }
 
-    private func tokenResult(_ userID: String, _ tokens: TokenSet) -> AccessTokenRequest.Result {
+    private func tokenResult(_ userID: String, _ tokens: TokenSet) -> IssuedToken {
         let remaining = max(0, tokens.expiresAt.millisecondsSinceEpoch - self.clock.now().millisecondsSinceEpoch)
-        return AccessTokenRequest.Result(
+        return IssuedToken(
             userID: userID,
             accessToken: tokens.accessToken,
             tokenType: tokens.tokenType,
@@ -65,7 +63,7 @@ extension SessionRegistry {
         userID: String?,
         seat requested: String? = nil,
         scope: SeatScope = .everywhere
-    ) async throws -> RefreshRequest.Result {
+    ) async throws -> RefreshedTokens {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
@@ -74,11 +72,11 @@ extension SessionRegistry {
         {
             let age = self.clock.now().millisecondsSinceEpoch - recent.at.millisecondsSinceEpoch
             if (0..<Self.refreshReuseMilliseconds).contains(age) {
-                return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
+                return RefreshedTokens(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
             }
         }
         let tokens = try await self.refreshTokens(of: user.id)
-        return RefreshRequest.Result(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
+        return RefreshedTokens(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
     }
 
     /// Remembers that a refresh produced `tokens` (see `refresh`). Entries older than a second are dropped whenever

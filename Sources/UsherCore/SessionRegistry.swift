@@ -191,18 +191,27 @@ package actor SessionRegistry {
 
     package var currentGeneration: Int64 { self.view.generation }
 
-    package func currentUser() -> CurrentUserRequest.Result { self.view.currentUser() }
+    package func currentUser() -> ActiveUser { self.view.currentUser() }
 
     /// Every user, in the order they were added.
-    package func listUsers() -> ListUsersRequest.Result { self.view.listUsers() }
+    package func listUsers() -> UserPage { self.view.listUsers() }
 
+    /// The registry at a glance (`status`, systemd's status line).
     package struct Snapshot: Sendable {
         package var generation: Int64
         package var loggedIn: Int
         package var loggedOut: Int
         package var activeUserID: String?
         package var activeUserLabel: String?
-        package var refresh: StatusRequest.RefreshCounters
+        package var refresh: Refreshes
+    }
+
+    /// The timer queue's refreshes: how many are scheduled, the earliest, and how many ran since start.
+    package struct Refreshes: Sendable, Hashable {
+        package var scheduled: Int
+        package var nextAt: Timestamp?
+        package var succeeded: Int64
+        package var failed: Int64
     }
 
     package func snapshot() -> Snapshot {
@@ -213,7 +222,7 @@ package actor SessionRegistry {
             loggedOut: counts.total - counts.loggedIn,
             activeUserID: counts.activeUserID,
             activeUserLabel: counts.label,
-            refresh: StatusRequest.RefreshCounters(
+            refresh: Refreshes(
                 scheduled: self.scheduler.scheduledCount,
                 nextAt: self.scheduler.earliestDeadline(),
                 succeeded: self.refreshesSucceeded,

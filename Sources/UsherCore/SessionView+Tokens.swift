@@ -15,7 +15,7 @@ extension SessionView {
         seat: String? = nil,
         minValidSeconds: Int64,
         scope: SeatScope = .everywhere,
-        encode: (AccessTokenRequest.Result) -> [UInt8]
+        encode: (IssuedToken) -> [UInt8]
     ) throws(SessionError) -> (userID: String, expiresAt: Timestamp, answer: [UInt8])? {
         let now = self.clock.now()
         return try self.published.withLock { published throws(SessionError) in
@@ -39,7 +39,7 @@ extension SessionView {
                 return (id, tokens.expiresAt, cached.bytes)
             }
             let bytes = encode(
-                AccessTokenRequest.Result(
+                IssuedToken(
                     userID: id,
                     accessToken: tokens.accessToken,  // unpacked once for this answer
                     tokenType: tokens.tokenType,

@@ -3,8 +3,9 @@ import UsherProtocol
 
 /// The committed session state as readers see it: the registry publishes every change here once it is on disk, and
 /// the socket server answers `current_user`, `list_users` and fresh `access_token` requests from it on the
-/// connection's event loop, with no hop to the registry actor. The view speaks in results, not bytes: the server
-/// passes the encoder of its wire format, and the view keeps what it returned until the next change.
+/// connection's event loop, with no hop to the registry actor. The view speaks in the core's values (`ActiveUser`,
+/// `UserPage`, `IssuedToken`), not bytes: the server passes the encoder of its wire format, which maps them to its
+/// results, and the view keeps the bytes it returned until the next change.
 ///
 /// A read takes the lock for a dictionary lookup or a copy-on-write reference; the `current_user` answer is encoded
 /// once per change (not per request). Writers are the registry alone, one change at a time, in commit order.
@@ -82,7 +83,7 @@ package final class SessionView: Sendable {
 
     /// `current_user`'s result for a seat (nil: the default seat) as `encode` writes it: encoded once per change and
     /// seat, and kept (the view keeps the caller's bytes without reading them: the wire format is the server's).
-    package func currentUserAnswer(seat: String? = nil, encode: (CurrentUserRequest.Result) -> [UInt8]) -> [UInt8] {
+    package func currentUserAnswer(seat: String? = nil, encode: (ActiveUser) -> [UInt8]) -> [UInt8] {
         self.published.withLock { published in
             let seat = seat ?? published.state.defaultSeat
             if let cached = published.currentUserAnswer[seat] { return cached }
@@ -92,7 +93,7 @@ package final class SessionView: Sendable {
         }
     }
 
-    package func currentUser(seat: String? = nil) -> CurrentUserRequest.Result {
+    package func currentUser(seat: String? = nil) -> ActiveUser {
         self.published.withLock { Self.currentUser(in: $0, seat: seat ?? $0.state.defaultSeat) }
     }
 
@@ -115,18 +116,18 @@ package final class SessionView: Sendable {
     }
 
     /// `list_seats`: every known seat, by name.
-    package func listSeats() -> ListSeatsRequest.Result {
+    package func listSeats() -> SeatList {
         self.published.withLock { published in
             var names = Set(published.seatDirectory.keys)
             names.formUnion(published.state.seats.all.keys)
-            return ListSeatsRequest.Result(
+            return SeatList(
                 generation: published.state.generation,
                 defaultSeat: published.state.defaultSeat,
                 seats: names.sorted().map { name in
                     let entry = published.seatDirectory[name]
-                    return SeatInfo(
+                    return SeatList.Seat(
                         name: name,
-                        source: (entry?.source ?? .config).rawValue,
+                        source: entry?.source ?? .config,
                         present: entry?.present ?? false,
                         userID: published.state.seats.user(on: name)
                     )
@@ -141,19 +142,19 @@ package final class SessionView: Sendable {
     }
 
     /// `list_users`: every user.
-    package func listUsers() -> ListUsersRequest.Result {
+    package func listUsers() -> UserPage {
         self.published.withLock { Self.page(in: $0, limit: nil, after: nil) }
     }
 
     /// The whole `list_users` result as `encode` writes it, when there are at most `maximumUsers` users: encoded once
     /// per change and kept; nil for a larger device, whose list is not kept encoded.
-    package func listUsersAnswer(maximumUsers: Int, encode: (ListUsersRequest.Result) -> [UInt8]) -> [UInt8]? {
+    package func listUsersAnswer(maximumUsers: Int, encode: (UserPage) -> [UInt8]) -> [UInt8]? {
         self.published.withLock { published in
             if let cached = published.listAnswer { return cached }
             guard published.state.count <= maximumUsers else { return nil }
             let (users, _) = published.state.page(after: nil, limit: maximumUsers)
             let bytes = encode(
-                ListUsersRequest.Result(
+                UserPage(
                     generation: published.state.generation,
                     users: users.map { Self.info($0, in: published) }
                 )
@@ -170,12 +171,11 @@ package final class SessionView: Sendable {
     /// added during the pass are not in it (a user removed and added again is added again, at the end of the
     /// order; listing it there would list it twice).
     ///
-    /// - Throws: `invalidCursor` for a cursor this daemon cannot have issued: not in the exact form it writes, or
-    ///   naming a generation not reached yet.
-    package func listUsers(limit: Int?, after: String?) throws(SessionError) -> ListUsersRequest.Result {
-        guard let after else { return self.published.withLock { Self.page(in: $0, limit: limit, after: nil) } }
-        guard let cursor = ListUsersRequest.Cursor(after) else { throw .invalidCursor }
-        let result: ListUsersRequest.Result? = self.published.withLock { published in
+    /// - Throws: `invalidCursor` for a position this daemon cannot have handed out: naming a generation not reached
+    ///   yet. (The server refuses a cursor not in the exact form it writes before asking.)
+    package func listUsers(limit: Int?, after cursor: UserPage.Position?) throws(SessionError) -> UserPage {
+        guard let cursor else { return self.published.withLock { Self.page(in: $0, limit: limit, after: nil) } }
+        let result: UserPage? = self.published.withLock { published in
             // The generation only grows: a cursor naming one not reached yet was never issued.
             guard cursor.passGeneration <= published.state.generation else { return nil }
             return Self.page(in: published, limit: limit, after: cursor)
@@ -188,8 +188,8 @@ package final class SessionView: Sendable {
     private static func page(
         in published: Published,
         limit: Int?,
-        after cursor: ListUsersRequest.Cursor?
-    ) -> ListUsersRequest.Result {
+        after cursor: UserPage.Position?
+    ) -> UserPage {
         let pass = cursor?.passGeneration ?? published.state.generation
         let (users, more) = published.state.page(
             after: cursor?.addedGeneration,
@@ -198,9 +198,9 @@ package final class SessionView: Sendable {
         )
         let next =
             more && limit != nil
-            ? users.last.map { ListUsersRequest.Cursor(addedGeneration: $0.addedGeneration, passGeneration: pass).text }
+            ? users.last.map { UserPage.Position(addedGeneration: $0.addedGeneration, passGeneration: pass) }
             : nil
-        return ListUsersRequest.Result(
+        return UserPage(
             generation: published.state.generation,
             users: users.map { Self.info($0, in: published) },
             next: next
@@ -280,10 +280,10 @@ package final class SessionView: Sendable {
         }
     }
 
-    // MARK: - Encoding
+    // MARK: - Answers
 
-    private static func currentUser(in published: Published, seat: String) -> CurrentUserRequest.Result {
-        CurrentUserRequest.Result(
+    private static func currentUser(in published: Published, seat: String) -> ActiveUser {
+        ActiveUser(
             generation: published.state.generation,
             seat: published.namesSeats ? seat : nil,
             user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) }

@@ -60,7 +60,7 @@ struct LogindSeatMonitor: Service {
     /// Lists logind's seats and tells the registry which appeared and which went away.
     private func synchronise() async {
         let present = Set(Logind.seats())
-        let known = await self.registry.listSeats().seats.filter { $0.source == "logind" && $0.present }
+        let known = await self.registry.listSeats().seats.filter { $0.source == .logind && $0.present }
         for seat in known where !present.contains(seat.name) { await self.registry.seatDisappeared(seat.name) }
         for seat in present.sorted() { await self.registry.seatAppeared(seat) }
     }

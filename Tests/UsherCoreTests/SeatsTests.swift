@@ -9,7 +9,7 @@ import UsherTestSupport
 struct SeatsTests {
     static let car = SeatConfiguration(source: .config, names: ["driver", "rear"], defaultSeat: "driver")
 
-    func login(_ harness: Harness, _ email: String, seat: String?, move: Bool = false) async throws -> UserResult {
+    func login(_ harness: Harness, _ email: String, seat: String?, move: Bool = false) async throws -> UserChange {
         try await harness.registry.login(
             provider: nil,
             credentials: Harness.credentials(email),
@@ -48,7 +48,7 @@ struct SeatsTests {
         let seats = await harness.registry.listSeats()
         #expect(seats.seats.map(\.name) == ["driver", "rear"])
         #expect(seats.seats.map(\.userID) == [a.user.id, b.user.id])
-        #expect(seats.seats.allSatisfy { $0.present && $0.source == "config" })
+        #expect(seats.seats.allSatisfy { $0.present && $0.source == .config })
     }
 
     @Test(
@@ -143,14 +143,14 @@ struct SeatsTests {
         await harness.registry.seatAppeared("seat1")
         #expect(await events.next()?.name == .seatAdded)
         seat1 = await harness.registry.listSeats().seats.first { $0.name == "seat1" }
-        #expect(seat1 == SeatInfo(name: "seat1", source: "logind", present: true, userID: a.id))
+        #expect(seat1 == SeatList.Seat(name: "seat1", source: .logind, present: true, userID: a.id))
         // The default seat is declared, and logind's too: listed as logind's while logind has it, never absent.
         await harness.registry.seatAppeared("seat0")
-        #expect(await harness.registry.listSeats().seats.first?.source == "logind")
+        #expect(await harness.registry.listSeats().seats.first?.source == .logind)
         await harness.registry.seatDisappeared("seat0")
         #expect(
             await harness.registry.listSeats().seats.first
-                == SeatInfo(name: "seat0", source: "config", present: true, userID: nil)
+                == SeatList.Seat(name: "seat0", source: .config, present: true, userID: nil)
         )
     }
 }
@@ -158,7 +158,7 @@ struct SeatsTests {
 /// The scripted provider finishes an interactive login `scripted.EMAIL` as that email's password login (only
 /// `login_wait` is exercised; nothing begins one).
 extension ScriptedProvider: InteractiveLoginProviding {
-    func beginLogin(type: String, redirectURI: String?) async throws -> LoginBeginRequest.Result {
+    func beginLogin(type: String, redirectURI: String?) async throws -> StartedLogin {
         throw ProviderError.unsupportedCredentials("the scripted provider starts no interactive login")
     }
 

@@ -21,7 +21,7 @@ extension OIDCProviderTests {
             fixture.server.handle("/userinfo") { _ in Self.userinfo(["name": "Someone Else", "locale": "en"]) }
 
             /// Starts a login and plays the provider's part: returns the credentials the client would send.
-            func begin(redirectURI: String? = nil) async throws -> (LoginBeginRequest.Result, [String: JSONValue]) {
+            func begin(redirectURI: String? = nil) async throws -> (StartedLogin, [String: JSONValue]) {
                 let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: redirectURI)
                 let authorizeURL = try #require(begun.authorizeURL)
                 let url = try #require(URLComponents(string: authorizeURL))

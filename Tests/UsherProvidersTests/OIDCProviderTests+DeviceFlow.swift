@@ -39,7 +39,6 @@ extension OIDCProviderTests {
             let begun = try await provider.beginLogin(type: "device_code", redirectURI: nil)
             let loginID = try #require(begun.loginID)
             #expect(loginID.hasPrefix("corp."))
-            #expect(begun.status == "pending")
             #expect(begun.userCode == "ABCD-EFGH")
             #expect(begun.verificationURI == "https://id.example.com/device")
             #expect(begun.verificationURIComplete == "https://id.example.com/device?code=ABCD-EFGH")

@@ -10,7 +10,7 @@ import UsherProtocol
 extension OIDCProvider {
     // MARK: Authorization code (RFC 6749 §4.1, PKCE RFC 7636, native apps RFC 8252)
 
-    package func beginLogin(type: String, redirectURI: String?) async throws -> LoginBeginRequest.Result {
+    package func beginLogin(type: String, redirectURI: String?) async throws -> StartedLogin {
         switch type {
         case Kind.authorizationCode: return try await self.beginAuthorization(redirectURI: redirectURI)
         case Kind.deviceCode: return try await self.beginDeviceLogin()
@@ -19,7 +19,7 @@ extension OIDCProvider {
         }
     }
 
-    func beginAuthorization(redirectURI requested: String?) async throws -> LoginBeginRequest.Result {
+    func beginAuthorization(redirectURI requested: String?) async throws -> StartedLogin {
         let discovered = try await self.requireSupport(of: Kind.authorizationCode)
         guard let endpoint = discovered.metadata.authorizationEndpoint,
             let configured = LoopbackRedirect(self.configuration.redirectURI)
@@ -68,7 +68,7 @@ extension OIDCProvider {
         ]
         .map { "\(FormEncoding.queryEscape($0.0))=\(FormEncoding.queryEscape($0.1))" }.joined(separator: "&")
         self.logger.debug("authorization code login started", metadata: ["redirect_uri": "\(redirect.uri)"])
-        return LoginBeginRequest.Result(
+        return StartedLogin(
             type: Kind.authorizationCode,
             provider: self.name,
             authorizeURL: endpoint + (endpoint.contains("?") ? "&" : "?") + query,

@@ -9,7 +9,7 @@ import UsherProtocol
 extension OIDCProvider {
     // MARK: Device flow (RFC 8628)
 
-    func beginDeviceLogin() async throws -> LoginBeginRequest.Result {
+    func beginDeviceLogin() async throws -> StartedLogin {
         let discovered = try await self.requireSupport(of: Kind.deviceCode)
         guard let endpoint = discovered.metadata.deviceAuthorizationEndpoint else {
             throw ProviderError.unsupportedCredentials("provider \(self.name) has no device flow")
@@ -44,7 +44,7 @@ extension OIDCProvider {
             await self.pollDeviceLogin(loginID, deviceCode: deviceCode, interval: interval, expiresAt: expiresAt)
         }
         self.logger.info("device login started", metadata: ["login.id": "\(loginID)"])
-        return LoginBeginRequest.Result(
+        return StartedLogin(
             type: Kind.deviceCode,
             provider: self.name,
             loginID: loginID,

@@ -23,9 +23,9 @@ extension MethodHandler {
                     seat: seat,
                     minValidSeconds: minimum,
                     scope: call.scope,
-                    encode: { result in
-                        var writer = WireWriter(capacity: result.accessToken.utf8.count + 160)
-                        result.write(to: &writer)
+                    encode: { token in
+                        var writer = WireWriter(capacity: token.accessToken.utf8.count + 160)
+                        AccessTokenRequest.Result(token).write(to: &writer)
                         return writer.bytes
                     }
                 )
@@ -41,9 +41,9 @@ extension MethodHandler {
         },
         answer: { request, call in
             let minimum = request.minValid ?? AccessTokenRequest.defaultMinimumValidity
-            let result: AccessTokenRequest.Result
+            let token: IssuedToken
             if let narrowing = try call.tokenNarrowing(request.narrowing) {
-                result = try await call.registry.narrowedAccessToken(
+                token = try await call.registry.narrowedAccessToken(
                     userID: request.userID,
                     minValidSeconds: minimum,
                     narrowing: narrowing,
@@ -51,15 +51,20 @@ extension MethodHandler {
                     scope: call.scope
                 )
             } else {
-                result = try await call.registry.accessToken(
+                token = try await call.registry.accessToken(
                     userID: request.userID,
                     minValidSeconds: minimum,
                     seat: call.requestedSeat(request.seat),
                     scope: call.scope
                 )
             }
-            return .result(result, call, userID: result.userID, tokenExpiresAt: result.expiresAt)
-                .auditing(Self.narrowingDetails(result))
+            return .result(
+                AccessTokenRequest.Result(token),
+                call,
+                userID: token.userID,
+                tokenExpiresAt: token.expiresAt
+            )
+            .auditing(Self.narrowingDetails(token))
         }
     )
 
@@ -79,25 +84,25 @@ extension MethodHandler {
         guard let token = registry.narrowed.fresh(key, minValidMilliseconds: minimum * 1000, now: now) else {
             return nil
         }
-        let result = SessionRegistry.result(userID, token, narrowing: narrowing, now: now)
-        var writer = WireWriter(capacity: result.accessToken.utf8.count + 256)
-        result.write(to: &writer)
+        let issued = SessionRegistry.issued(userID, token, narrowing: narrowing, now: now)
+        var writer = WireWriter(capacity: issued.accessToken.utf8.count + 256)
+        AccessTokenRequest.Result(issued).write(to: &writer)
         call.dispatcher.audit(
             Method.accessToken.rawValue,
             userID: userID,
             outcome: "ok",
             tokenExpiresAt: token.expiresAt,
-            details: Self.narrowingDetails(result),
+            details: Self.narrowingDetails(issued),
             call.context
         )
         return WireWriter.responseLine(id: call.id, resultJSON: writer.bytes)
     }
 
     /// What the audit record of a narrowed token names: its audience and scopes (never the token).
-    static func narrowingDetails(_ result: AccessTokenRequest.Result) -> Logger.Metadata {
+    static func narrowingDetails(_ token: IssuedToken) -> Logger.Metadata {
         var details: Logger.Metadata = [:]
-        if let audience = result.audience { details["token.audience"] = "\(audience)" }
-        if let scopes = result.scopes { details["token.scopes"] = "\(scopes.joined(separator: " "))" }
+        if let audience = token.audience { details["token.audience"] = "\(audience)" }
+        if let scopes = token.scopes { details["token.scopes"] = "\(scopes.joined(separator: " "))" }
         return details
     }
 }

@@ -17,6 +17,6 @@ extension MethodHandler {
                 newPassword: request.newPassword
             )
         }
-        return .result(result, call)
+        return .result(CompletePasswordResetRequest.Result(result), call)
     }
 }

@@ -12,6 +12,6 @@ extension MethodHandler {
         let result = try await call.dispatcher.throttle.tokenAttempt(peer: call.context.peer.uid) {
             try await call.registry.confirmUser(provider: request.provider, token: request.token)
         }
-        return .result(result, call)
+        return .result(ConfirmUserRequest.Result(result), call)
     }
 }

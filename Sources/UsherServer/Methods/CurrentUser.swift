@@ -8,9 +8,9 @@ extension MethodHandler {
         let view = call.registry.view
         let seat = try call.seat(request.seat)
         if case .seats = call.scope { try call.scope.require([seat ?? view.defaultSeat]) }
-        let answer = view.currentUserAnswer(seat: seat) { result in
+        let answer = view.currentUserAnswer(seat: seat) { active in
             var writer = WireWriter()
-            result.write(to: &writer)
+            CurrentUserRequest.Result(active).write(to: &writer)
             return writer.bytes
         }
         return WireWriter.responseLine(id: call.id, resultJSON: answer)

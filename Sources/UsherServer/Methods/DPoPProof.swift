@@ -15,6 +15,11 @@ extension MethodHandler {
             seat: call.requestedSeat(request.seat),
             scope: call.scope
         )
-        return .result(result, call, userID: result.userID, tokenExpiresAt: result.accessTokenExpiresAt)
+        return .result(
+            DPoPProofRequest.Result(result),
+            call,
+            userID: result.userID,
+            tokenExpiresAt: result.accessTokenExpiresAt
+        )
     }
 }

@@ -9,6 +9,6 @@ extension MethodHandler {
         audited: true
     ) { request, call in
         let result = try await call.registry.deleteAPIKey(name: request.name, userID: request.userID)
-        return .result(result, call, userID: result.userID)
+        return .result(DeleteAPIKeyRequest.Result(result), call, userID: result.userID)
     }
 }

@@ -14,6 +14,6 @@ extension MethodHandler {
             right: privileged ? .anyUser : .sessionsOf(uid: peer.uid),
             force: request.force
         )
-        return .result(result, call, userID: request.userID, forced: request.force)
+        return .result(DeleteUserRequest.Result(result), call, userID: request.userID, forced: request.force)
     }
 }

@@ -23,7 +23,7 @@ extension MethodHandler {
             scope: call.scope
         )
         // The lease's audit record (not a line of its own: coalesced per peer like every audit record).
-        return .result(result, call).auditing([
+        return .result(InhibitRequest.Result(result), call).auditing([
             "lease": "\(result.lease)", "seat": "\(result.seat)", "lease.mode": "\(request.mode.rawValue)",
             "lease.who": "\(request.who)",
         ])

@@ -24,6 +24,6 @@ extension MethodHandler {
                 peerUID: call.context.peer.uid
             )
         }
-        return .result(result, call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
     }
 }

@@ -5,6 +5,6 @@ extension MethodHandler {
     static let listAPIKeys = MethodHandler(ListAPIKeysRequest.self, permission: .manage, reach: .device) {
         request,
         call in
-        .result(try await call.registry.listAPIKeys(userID: request.userID), call)
+        .result(ListAPIKeysRequest.Result(try await call.registry.listAPIKeys(userID: request.userID)), call)
     }
 }

@@ -3,6 +3,6 @@ import UsherProtocol
 extension MethodHandler {
     /// `list_seats`: every seat and its active user, from the published state.
     static let listSeats = MethodHandler.inline(ListSeatsRequest.self, permission: .read, reach: .device) { _, call in
-        LineCodec.encodeResult(id: call.id, call.registry.view.listSeats())
+        LineCodec.encodeResult(id: call.id, ListSeatsRequest.Result(call.registry.view.listSeats()))
     }
 }

@@ -1,3 +1,4 @@
+import UsherCore
 import UsherProtocol
 
 extension MethodHandler {
@@ -13,14 +14,19 @@ extension MethodHandler {
         read: { request, call in
             let view = call.registry.view
             guard request.limit != nil else {
-                let answer = view.listUsersAnswer(maximumUsers: Self.inlineListLimit) { result in
-                    var writer = WireWriter(capacity: 512 * result.users.count + 32)
-                    result.write(to: &writer)
+                let answer = view.listUsersAnswer(maximumUsers: Self.inlineListLimit) { page in
+                    var writer = WireWriter(capacity: 512 * page.users.count + 32)
+                    ListUsersRequest.Result(page).write(to: &writer)
                     return writer.bytes
                 }
                 return answer.map { WireWriter.responseLine(id: call.id, resultJSON: $0) }
             }
-            let result = try view.listUsers(limit: request.limit.map(Int.init), after: request.after)
+            let result = ListUsersRequest.Result(
+                try view.listUsers(
+                    limit: request.limit.map(Int.init),
+                    after: request.after.map(UserPage.Position.init(after:))
+                )
+            )
             return WireWriter.responseLine(id: call.id, capacity: 600 * result.users.count + 64) {
                 result.write(to: &$0)
             }
@@ -28,7 +34,11 @@ extension MethodHandler {
         answer: { request, call in
             // Too long to answer on the event loop: taken from the published state here, off the loop, and written a
             // piece at a time.
-            let result = try call.registry.view.listUsers(limit: request.limit.map(Int.init), after: request.after)
+            let page = try call.registry.view.listUsers(
+                limit: request.limit.map(Int.init),
+                after: request.after.map(UserPage.Position.init(after:))
+            )
+            let result = ListUsersRequest.Result(page)
             return MethodHandler.Answer(.streamed(ListLineChunks(id: call.id, result: result)))
         }
     )

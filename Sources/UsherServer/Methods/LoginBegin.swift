@@ -7,9 +7,9 @@ extension MethodHandler {
         call in
         let result = try await call.registry.loginBegin(
             provider: request.provider,
-            type: request.type,
+            type: request.type ?? LoginBeginRequest.authorizationCode,
             redirectURI: request.redirectURI
         )
-        return .result(result, call)
+        return .result(LoginBeginRequest.Result(result), call)
     }
 }

@@ -15,6 +15,6 @@ extension MethodHandler {
             linkTo: request.linkTo,
             peerUID: call.context.peer.uid
         )
-        return .result(result, call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
     }
 }

@@ -11,6 +11,6 @@ extension MethodHandler {
             force: request.force,
             scope: call.scope
         )
-        return .result(result, call, userID: result.user.id, forced: request.force)
+        return .result(LogoutRequest.Result(result), call, userID: result.user.id, forced: request.force)
     }
 }

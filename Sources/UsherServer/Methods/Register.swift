@@ -12,6 +12,6 @@ extension MethodHandler {
                 password: request.password
             )
         }
-        return .result(result, call)
+        return .result(RegisterRequest.Result(result), call)
     }
 }

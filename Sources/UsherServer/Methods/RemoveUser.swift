@@ -6,6 +6,6 @@ extension MethodHandler {
         request,
         call in
         let result = try await call.registry.removeUser(request.userID, force: request.force)
-        return .result(result, call, userID: request.userID, forced: request.force)
+        return .result(RemoveUserRequest.Result(result), call, userID: request.userID, forced: request.force)
     }
 }

@@ -16,6 +16,6 @@ extension MethodHandler {
         ) {
             try await call.registry.requestPasswordReset(provider: request.provider, email: request.email)
         }
-        return .result(result, call)
+        return .result(AccountMessageResult(provider: result), call)
     }
 }

@@ -15,6 +15,6 @@ extension MethodHandler {
         ) {
             try await call.registry.resendConfirmation(provider: request.provider, email: request.email)
         }
-        return .result(result, call)
+        return .result(AccountMessageResult(provider: result), call)
     }
 }

@@ -15,6 +15,6 @@ extension MethodHandler {
             email: request.email,
             newPassword: request.newPassword
         )
-        return .result(result, call)
+        return .result(ResetPasswordRequest.Result(result), call)
     }
 }

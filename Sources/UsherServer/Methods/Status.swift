@@ -13,7 +13,7 @@ extension MethodHandler {
                 users: StatusRequest.UserCounts(loggedIn: snapshot.loggedIn, loggedOut: snapshot.loggedOut),
                 activeUserID: snapshot.activeUserID,
                 connections: call.dispatcher.connectionCount(),
-                refresh: snapshot.refresh
+                refresh: StatusRequest.RefreshCounters(snapshot.refresh)
             ),
             call
         )

@@ -13,6 +13,6 @@ extension MethodHandler {
             force: request.force,
             scope: call.scope
         )
-        return .result(result, call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
     }
 }

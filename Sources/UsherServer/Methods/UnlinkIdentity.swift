@@ -15,6 +15,6 @@ extension MethodHandler {
             subject: request.subject,
             force: request.force
         )
-        return .result(result, call, userID: request.userID, forced: request.force)
+        return .result(UnlinkIdentityRequest.Result(result), call, userID: request.userID, forced: request.force)
     }
 }
