@@ -15,7 +15,8 @@ stage=$(realpath "$1")
 version=$2
 output=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
-arch=$(dpkg --print-architecture)
+# The package's architecture: DEB_HOST_ARCH when set (make deb ARCH=...), else this machine's.
+arch=$(dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
 work=$(dirname "$stage")/package
 rm -rf "$work"
 mkdir -p "$work/src/debian"
