@@ -16,7 +16,8 @@
 #   make test-package   boots systemd in a throw-away container and installs, upgrades, removes and purges the
 #               package there (root and systemd-nspawn; skipped with a reason otherwise)
 #   make test-static    the installed binaries start and answer with the Swift toolchain hidden (root; else skipped)
-#   make bench  performance figures against a line-echo server and ssh-agent (release build; not part of make test)
+#   make bench  footprint (binary sizes, Installed-Size, idle memory) and performance figures against a line-echo
+#               server and ssh-agent (release build; not part of make test)
 #
 # Every target that builds first installs the Debian packages it needs when they are missing, so a fresh machine
 # needs nothing but this repository and the Swift toolchain.
@@ -348,9 +349,12 @@ load: deps
 	.build/release/usher-load --socket $$dir/usher.sock --pid $$pid $(LOAD_ARGS); status=$$?; \
 	kill -TERM $$pid; wait $$pid; rm -rf $$dir; exit $$status
 
-# The performance figures of the README, in one run (see bench/bench.py): usherd against the line-echo server and
-# ssh-agent at 1, 16 and 64 connections, with a handful and with 100,000 users, login throughput, start-up time and
-# idle memory, and the CLI's wall time. Not part of make test.
+# The performance figures of the README, in one run (see bench/bench.py): first the footprint (bench/footprint.py: the
+# stripped binaries, the package's Installed-Size, usherd's idle memory with 10, 20,000 and 100,000 users, beside
+# ssh-agent and the Debian packages of the same kind), then usherd against the line-echo server and ssh-agent at 1, 16
+# and 64 connections, with a handful and with 100,000 users, login throughput, start-up time and idle memory, and the
+# CLI's wall time. BENCH_ARGS="--footprint-only" stops after the footprint; "--baseline-usherd DIR/usherd
+# --baseline-usher DIR/usher" adds other binaries' footprint beside. Not part of make test.
 BENCH_DIR := $(CURDIR)/.build/bench
 BENCH_ARGS ?=
 bench: test-deps
@@ -363,8 +367,11 @@ bench: test-deps
 	@mkdir -p $(BENCH_DIR)
 	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/rtload bench/rtload.c -lpthread
 	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/lineecho bench/lineecho.c
+	@# The package of these binaries, for its Installed-Size (quickly: gzip, no -dbgsym, no lintian).
+	$(MAKE) --no-print-directory deb DEB_QUICK=yes DEB_LINTIAN=no DEB_DIR=$(BENCH_DIR)/deb DEB_OUT=$(BENCH_DIR)
 	$(TEST_PYTHON) bench/bench.py --usherd .build/release/usherd --usher .build/release/usher \
-	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho $(BENCH_ARGS)
+	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho --deb $(BENCH_DIR)/usher_$(VERSION)_$(DEB_ARCH).deb \
+	  $(BENCH_ARGS)
 
 clean:
 	rm -rf .build $(RUN_DIR)
