@@ -72,7 +72,12 @@ cd "$work/src"
 binaries=$(find "$package/usr/bin" -type f -perm -u+x)
 # shellcheck disable=SC2086 # one argument per binary
 dpkg-shlibdeps -Tdebian/usher.substvars $binaries
-echo 'misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)' \
+# Binaries linked with -z pack-relative-relocs (DT_RELR, see the Makefile's RELEASE_FLAGS) need glibc 2.36's loader,
+# which they ask for by the version GLIBC_ABI_DT_RELR; dpkg-shlibdeps maps only their symbols' versions, not this one.
+relr=""
+# shellcheck disable=SC2086 # one argument per binary
+if readelf -V $binaries | grep -q GLIBC_ABI_DT_RELR; then relr=", libc6 (>= 2.36)"; fi
+echo "misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)$relr" \
 	>> debian/usher.substvars
 dpkg-gencontrol -pusher -v"$version" -Tdebian/usher.substvars -P"$package" -f"$work/files"
 # shellcheck disable=SC2086 # two options
