@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """usherd's benchmark: the figures of the README's performance section, in one run.
 
-Run through `make bench`, which builds release binaries and the C tools first and passes their paths. Every workload
+Run through `make bench`, which builds release binaries, their package and the C tools first and passes their paths.
+It prints first the footprint table of bench/footprint.py (binary sizes, Installed-Size, idle memory). Every workload
 is measured against the line-echo server (the physical limit of one NDJSON round trip) and `ssh-agent -D` (a
 well-known local agent) in the same run, interleaved, and reported as ratios, because these machines are shared and
 noisy. Needs `cryptography` (for the JWTs of the login workload): `make bench` runs it with the test virtual
@@ -25,6 +26,8 @@ import time
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, utils
+
+from footprint import Footprint
 
 
 def b64url(data: bytes) -> str:
@@ -73,14 +76,14 @@ class Bench:
                 time.sleep(0.005)
         raise SystemExit(f"nothing listens on {path} after {timeout} s")
 
-    def start_usherd(self, name, config=""):
+    def start_usherd(self, name, config="", usherd=None):
         state = os.path.join(self.directory, name)
         os.makedirs(state, exist_ok=True)
         config_path = os.path.join(state, "usherd.toml")
         with open(config_path, "w") as file:
             file.write(config)
         sock = os.path.join(state, "usher.sock")
-        argv = [self.args.usherd, "--config", config_path, "--socket", sock, "--state-directory",
+        argv = [usherd or self.args.usherd, "--config", config_path, "--socket", sock, "--state-directory",
                 os.path.join(state, "state"), "--log-level", "warning"]
         started = time.monotonic()
         process = self.spawn(argv)
@@ -220,10 +223,10 @@ class Bench:
             fields = stat.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def seed(self, name, count, profiles=False):
-        """A daemon's state directory with `count` logged-in users, written straight into its database; with
-        `profiles`, each has a full profile and some custom data."""
-        process, sock, _ = self.start_usherd(name)
+    def seed(self, name, count, profiles=False, usherd=None):
+        """A daemon's state directory with `count` logged-in users, written straight into its database (the schema
+        made by `usherd`, default --usherd); with `profiles`, each has a full profile and some custom data."""
+        process, sock, _ = self.start_usherd(name, usherd=usherd)
         self.stop(process)
         database = sqlite3.connect(os.path.join(self.directory, name, "state", "usher.sqlite"))
         now = int(time.time() * 1000)
@@ -353,6 +356,9 @@ class Bench:
         if self.args.memory_only:
             self.memory()
             return
+        Footprint(self).run()
+        if self.args.footprint_only:
+            return
         echo_path = os.path.join(self.directory, "echo.sock")
         echo = self.spawn([self.args.lineecho, echo_path])
         self.wait_for_socket(echo_path, echo)
@@ -453,6 +459,12 @@ def main():
     parser.add_argument("--login-users", type=int, default=20_000)
     parser.add_argument("--logins", type=int, default=20_000)
     parser.add_argument("--cli-runs", type=int, default=50)
+    parser.add_argument("--deb", help="the usher package of these binaries, for its Installed-Size (make bench builds it)")
+    parser.add_argument("--footprint-only", action="store_true",
+                        help="only the footprint table: binary sizes, Installed-Size, idle memory (bench/footprint.py)")
+    parser.add_argument("--baseline-usherd", help="another usherd (an earlier release) for the footprint table")
+    parser.add_argument("--baseline-usher", help="its usher")
+    parser.add_argument("--baseline-deb", help="its package")
     parser.add_argument("--memory-only", action="store_true",
                         help="only idle and list_users paging memory at --users users, without and with profiles")
     bench = Bench(parser.parse_args())

@@ -12,7 +12,8 @@ stage=$(realpath "$1")
 version=$2
 output=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
-arch=$(dpkg --print-architecture)
+# The package's architecture: DEB_HOST_ARCH when set (make deb ARCH=...), else this machine's.
+arch=$(dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 work=$(dirname "$stage")/package-libusher
 rm -rf "$work"
@@ -46,7 +47,7 @@ for directory in usr/share/doc/libusher-dev "$libdir" usr/lib usr/share/man usr/
 done
 
 # As dh_strip does for a shared library: no debug information, no symbol table beyond the dynamic one.
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$lib/$libdir/$realname"
+"${STRIP:-strip}" --remove-section=.comment --remove-section=.note --strip-unneeded "$lib/$libdir/$realname"
 chmod 0644 "$lib/$libdir/$realname"
 
 date=$(date -R -u -d "@${SOURCE_DATE_EPOCH:-$(git -C "$here" log -1 --format=%ct 2>/dev/null || date +%s)}")

@@ -15,7 +15,8 @@ stage=$(realpath "$1")
 version=$2
 output=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd)
-arch=$(dpkg --print-architecture)
+# The package's architecture: DEB_HOST_ARCH when set (make deb ARCH=...), else this machine's.
+arch=$(dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
 work=$(dirname "$stage")/package
 rm -rf "$work"
 mkdir -p "$work/src/debian"
@@ -71,7 +72,12 @@ cd "$work/src"
 binaries=$(find "$package/usr/bin" -type f -perm -u+x)
 # shellcheck disable=SC2086 # one argument per binary
 dpkg-shlibdeps -Tdebian/usher.substvars $binaries
-echo 'misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)' \
+# Binaries linked with -z pack-relative-relocs (DT_RELR, see the Makefile's RELEASE_FLAGS) need glibc 2.36's loader,
+# which they ask for by the version GLIBC_ABI_DT_RELR; dpkg-shlibdeps maps only their symbols' versions, not this one.
+relr=""
+# shellcheck disable=SC2086 # one argument per binary
+if readelf -V $binaries | grep -q GLIBC_ABI_DT_RELR; then relr=", libc6 (>= 2.36)"; fi
+echo "misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)$relr" \
 	>> debian/usher.substvars
 dpkg-gencontrol -pusher -v"$version" -Tdebian/usher.substvars -P"$package" -f"$work/files"
 # shellcheck disable=SC2086 # two options
