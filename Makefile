@@ -15,6 +15,7 @@
 #               cross-compiles with an installed Swift SDK (docs/install.md, "Building for arm64")
 #   make test-package   boots systemd in a throw-away container and installs, upgrades, removes and purges the
 #               package there (root and systemd-nspawn; skipped with a reason otherwise)
+#   make check-no-foundation   the release usherd and usher link no Foundation beyond FoundationEssentials, no ICU
 #   make test-static    the installed binaries start and answer with the Swift toolchain hidden (root; else skipped)
 #   make bench  footprint (binary sizes, Installed-Size, idle memory) and performance figures against a line-echo
 #               server and ssh-agent (release build; not part of make test)
@@ -29,7 +30,8 @@ RUN_DIR := $(CURDIR)/.run
 SOCKET := $(RUN_DIR)/usher.sock
 BIN := $(CURDIR)/.build/debug
 
-# What the build needs (Debian packages): SQLite headers for GRDB, libsystemd for sd_notify and sd-login.
+# What the build needs (Debian packages): SQLite's headers and library for the store (Sources/CSQLite), libsystemd for
+# sd_notify and sd-login.
 BUILD_APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
 # libusher, the C client library: json-c parses the daemon's answers.
 BUILD_APT_PACKAGES += libjson-c-dev
@@ -133,7 +135,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
-.PHONY: libusher test-libusher test-varlink
+.PHONY: libusher test-libusher test-varlink check-no-foundation
 
 all: build libusher
 
@@ -251,6 +253,8 @@ completions: deps
 install: deps man completions libusher
 	$(TARGET_RELEASE_BUILD) --product usherd
 	$(TARGET_RELEASE_BUILD) --product usher
+	@# Neither links Foundation proper or ICU (FoundationEssentials only): checked before stripping, on the symbols.
+	tools/check-no-foundation.sh $(TARGET_BIN)/usherd $(TARGET_BIN)/usher
 	@# Stripped; the debug information goes to $(DEBUGDIR)/.build-id/ (the -dbgsym package in make deb).
 	for program in usherd usher; do \
 	  packaging/install-stripped.sh $(TARGET_BIN)/$$program $(DESTDIR)$(BINDIR)/$$program $(DESTDIR)$(DEBUGDIR); \
@@ -325,6 +329,12 @@ test-static:
 	@if [ "$$(id -u)" -ne 0 ]; then echo "test-static skipped: needs root (unshare -m)"; exit 0; fi; \
 	$(MAKE) install DESTDIR=$(DEB_DIR)/static PREFIX=/usr SYSCONFDIR=/etc && \
 	packaging/test-static.sh $(DEB_DIR)/static/usr/bin
+
+# usherd and usher link no Foundation beyond FoundationEssentials, and no ICU (make install checks it too).
+check-no-foundation: deps
+	$(RELEASE_BUILD) --product usherd
+	$(RELEASE_BUILD) --product usher
+	tools/check-no-foundation.sh .build/release/usherd .build/release/usher
 
 # Boots systemd in a container over a throw-away overlay of this machine's root and tests the package there.
 test-package:

@@ -22,7 +22,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
@@ -64,8 +63,8 @@ let package = Package(
             dependencies: [
                 "UsherCore",
                 "UsherProtocol",
+                "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
@@ -106,6 +105,12 @@ let package = Package(
             ],
             swiftSettings: strict,
             plugins: ["VarlinkInterfacePlugin"]
+        ),
+        /// SQLite's C API, from the system's libsqlite3: the store's typed layer over it is Sources/UsherStore/SQLite.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
         /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.
         .systemLibrary(name: "CUsherLinux"),
@@ -212,7 +217,6 @@ let package = Package(
                 "UsherCore",
                 "UsherProtocol",
                 "UsherTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import CUsherLinux
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -9,6 +8,17 @@ import UsherCore
 import UsherProviders
 import UsherServer
 import UsherStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The daemon's version, reported by `hello`, `status` and `--version`: the VERSION file's text (`usherVersion` is
 /// generated from it by the VersionPlugin).

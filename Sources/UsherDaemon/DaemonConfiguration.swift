@@ -1,10 +1,20 @@
-import Foundation
 import Logging
 import NIOCore
 import UsherCore
 import UsherProtocol
 import UsherProviders
 import UsherServer
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Everything `usherd` reads from its configuration file. Every key is optional; the defaults are documented in
 /// `config/usherd.toml` and docs/configuration.md.

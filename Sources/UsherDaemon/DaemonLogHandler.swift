@@ -1,6 +1,16 @@
-import Foundation
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The daemon's log level, shared by every logger so that a configuration reload can change it.
 final class LogLevelSetting: Sendable {
@@ -83,7 +93,7 @@ struct DaemonLogHandler: LogHandler {
             prefix = "<\(Self.syslogPriority(event.level))>"
         case .terminal:
             // The level padded to the longest (`critical`), then a space: the message never runs into it.
-            prefix = "\(Self.timestamp()) \(event.level.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) "
+            prefix = "\(Self.timestamp()) \(Self.padded(event.level.rawValue, to: 8)) "
         }
         let line = Self.render(prefix: prefix, message: "\(event.message)", metadata: merged)
         _ = line.utf8CString.withUnsafeBufferPointer { buffer in
@@ -105,7 +115,7 @@ struct DaemonLogHandler: LogHandler {
     /// Quotes an escaped value when it needs it. Backslashes are already doubled, so `\"` is unambiguous.
     private static func quoted(_ value: String) -> String {
         guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + value.replacing("\"", with: "\\\"") + "\""
     }
 
     private static func timestamp() -> String {
@@ -114,15 +124,18 @@ struct DaemonLogHandler: LogHandler {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-            Int(parts.tm_year) + 1900,
-            Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday),
-            Int(parts.tm_hour),
-            Int(parts.tm_min),
-            Int(parts.tm_sec),
-            Int(now.tv_nsec / 1_000_000)
-        )
+        // 2026-11-28T01:02:03.456Z; without String(format:), which is Foundation's, not FoundationEssentials'.
+        func digits(_ value: Int, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return digits(Int(parts.tm_year) + 1900, 4) + "-" + digits(Int(parts.tm_mon) + 1, 2) + "-"
+            + digits(Int(parts.tm_mday), 2) + "T" + digits(Int(parts.tm_hour), 2) + ":" + digits(Int(parts.tm_min), 2)
+            + ":" + digits(Int(parts.tm_sec), 2) + "." + digits(Int(now.tv_nsec / 1_000_000), 3) + "Z"
+    }
+
+    /// `text` with spaces after it up to `width` characters.
+    private static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - text.count))
     }
 }

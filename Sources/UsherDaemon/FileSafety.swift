@@ -1,7 +1,17 @@
 import CUsherLinux
-import Foundation
 import Logging
 import UsherProviders
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A file or directory usherd will not use as it is, and what the operator can do about it.
 package struct UnsafeFileError: Error, CustomStringConvertible {

@@ -1,5 +1,10 @@
-import Foundation
 import UsherProviders
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension DaemonConfiguration {
     /// A `type = "oidc"` section: `issuer` and `client_id` are required; `client_secret_file`, `scopes`,

@@ -1,5 +1,15 @@
 import CUsherLinux
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What the daemon does to its own process before it holds any secret.
 package enum ProcessHardening {

@@ -7,7 +7,7 @@ extension ProgramCondition {
     static func read(from rule: inout ConfigSection) throws(ConfigurationError) -> ProgramCondition? {
         var condition = ProgramCondition()
         if let executable = try rule.string("executable") {
-            guard executable.hasPrefix("/"), !executable.contains("\0"), executable.count <= 4096 else {
+            guard executable.hasPrefix("/"), !executable.utf8.contains(0), executable.count <= 4096 else {
                 throw rule.error("executable", "must be an absolute path, as /proc/PID/exe shows it (links resolved)")
             }
             condition.executable = executable

@@ -1,10 +1,20 @@
-import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
 import UsherCore
 import UsherServer
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Applies a re-read configuration to the running daemon (SIGHUP).
 ///

@@ -1,6 +1,16 @@
 import ArgumentParser
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What usherd writes to stderr before logging is set up: a configuration error, a wrong command line, the core-dump
 /// warning.
@@ -39,7 +49,7 @@ extension UsherdCommand {
             } else {
                 try command.run()
             }
-            Foundation.exit(EXIT_SUCCESS)
+            Glibc.exit(EXIT_SUCCESS)
         } catch {
             let code = self.exitCode(for: error)
             let message = self.fullMessage(for: error)
@@ -48,7 +58,7 @@ extension UsherdCommand {
             } else if !message.isEmpty {
                 StartupMessage.report(message, level: .error)
             }
-            Foundation.exit(code.rawValue)
+            Glibc.exit(code.rawValue)
         }
     }
 }

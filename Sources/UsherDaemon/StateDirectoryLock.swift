@@ -1,4 +1,15 @@
+import UsherCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Another usherd holds the state directory.
 package struct StateDirectoryBusyError: Error, CustomStringConvertible {
@@ -81,7 +92,7 @@ package final class StateDirectoryLock: Sendable {
         var bytes = [UInt8](repeating: 0, count: 32)
         let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingWhitespaceAndNewlines()
         return pid_t(text).flatMap { $0 > 0 ? $0 : nil }
     }
 }

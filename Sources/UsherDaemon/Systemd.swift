@@ -1,5 +1,15 @@
 import CSystemd
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The daemon's side of systemd's service protocol, through libsystemd.
 ///

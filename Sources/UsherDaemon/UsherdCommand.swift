@@ -1,9 +1,19 @@
 import ArgumentParser
-import Foundation
 import Logging
 import NIOCore
 import UsherProviders
 import UsherServer
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `usherd`: the multi-user session daemon.
 package struct UsherdCommand: AsyncParsableCommand {

@@ -1,8 +1,13 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension CredentialType {
     /// `{"type": "access_token", "issuer", "token"}`: an opaque OAuth 2.0 access token from a named outside issuer

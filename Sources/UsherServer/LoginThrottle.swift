@@ -1,8 +1,13 @@
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `[login_throttle]`: how failed logins slow further attempts down.
 package struct LoginThrottleSettings: Sendable, Hashable {
@@ -170,7 +175,7 @@ package final class LoginThrottle: Sendable {
     package static func accountKey(_ name: String) -> String {
         // The key the local provider gives the account (NFC, then case-folded: `EmailAddress.key`), so that every
         // spelling of one email is one count; bounded after normalising, so that two spellings cannot count apart.
-        let key = EmailAddress.key(name.trimmingCharacters(in: .whitespaces))
+        let key = EmailAddress.key(name.trimmingWhitespace())
         return String(decoding: key.utf8.prefix(Self.maximumKeyBytes), as: UTF8.self)
     }
 

@@ -1,5 +1,3 @@
-import Foundation
-import GRDB
 import UsherCore
 import UsherProtocol
 
@@ -49,8 +47,8 @@ extension AppDatabase {
     ) async throws -> Bool {
         try await self.writer.write { db in
             let exists =
-                try Bool.fetchOne(
-                    db,
+                try db.fetchOne(
+                    Bool.self,
                     sql: "SELECT 1 FROM local_account WHERE provider = ? AND id = ?",
                     arguments: [provider, accountID]
                 ) ?? false
@@ -67,7 +65,7 @@ extension AppDatabase {
     }
 
     private static func replaceToken(
-        _ db: Database,
+        _ db: Connection,
         accountID: String,
         purpose: AccountTokenPurpose,
         tokenHash: [UInt8],
@@ -79,7 +77,7 @@ extension AppDatabase {
         )
         try db.execute(
             sql: "INSERT INTO local_account_token (token_hash, account_id, purpose, expires_at) VALUES (?, ?, ?, ?)",
-            arguments: [Data(tokenHash), accountID, purpose.rawValue, expiresAt.millisecondsSinceEpoch]
+            arguments: [tokenHash, accountID, purpose.rawValue, expiresAt.millisecondsSinceEpoch]
         )
     }
 
@@ -92,14 +90,13 @@ extension AppDatabase {
         now: Timestamp
     ) async throws -> LocalAccount? {
         try await self.writer.read { db in
-            try Row.fetchOne(
-                db,
+            try db.fetchOne(
                 sql: """
                     SELECT a.* FROM local_account_token t JOIN local_account a ON a.id = t.account_id
                     WHERE t.token_hash = ? AND t.purpose = ? AND t.expires_at > ? AND a.provider = ?
                     """,
-                arguments: [Data(tokenHash), purpose.rawValue, now.millisecondsSinceEpoch, provider]
-            ).map(Self.account)
+                arguments: [tokenHash, purpose.rawValue, now.millisecondsSinceEpoch, provider]
+            ) { try Self.account($0) }
         }
     }
 
@@ -109,17 +106,16 @@ extension AppDatabase {
     {
         try await self.writer.write { db in
             guard
-                let row = try Row.fetchOne(
-                    db,
+                var account = try db.fetchOne(
                     sql: """
                         SELECT a.* FROM local_account_token t JOIN local_account a ON a.id = t.account_id
                         WHERE t.token_hash = ? AND t.purpose = 'confirm' AND t.expires_at > ? AND a.provider = ?
                         """,
-                    arguments: [Data(tokenHash), now.millisecondsSinceEpoch, provider]
+                    arguments: [tokenHash, now.millisecondsSinceEpoch, provider],
+                    Self.account
                 )
             else { return nil }
-            var account = Self.account(row)
-            try db.execute(sql: "DELETE FROM local_account_token WHERE token_hash = ?", arguments: [Data(tokenHash)])
+            try db.execute(sql: "DELETE FROM local_account_token WHERE token_hash = ?", arguments: [tokenHash])
             try db.execute(
                 sql: "UPDATE local_account SET confirmed = 1 WHERE provider = ? AND id = ?",
                 arguments: [provider, account.id]
@@ -161,14 +157,14 @@ package struct LocalPasswordReset: DatabaseWrite {
         self.now = now
     }
 
-    func perform(in db: Database) throws {
+    func perform(in db: Connection) throws {
         if let tokenHash {
             try db.execute(
                 sql: """
                     DELETE FROM local_account_token
                     WHERE token_hash = ? AND account_id = ? AND purpose = 'reset' AND expires_at > ?
                     """,
-                arguments: [Data(tokenHash), self.accountID, self.now.millisecondsSinceEpoch]
+                arguments: [tokenHash, self.accountID, self.now.millisecondsSinceEpoch]
             )
             guard db.changesCount == 1 else { throw ProviderError.invalidToken(LocalPasswordReset.invalidToken) }
         }

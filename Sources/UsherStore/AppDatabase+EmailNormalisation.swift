@@ -1,4 +1,3 @@
-import GRDB
 import UsherCore
 
 extension AppDatabase {
@@ -15,19 +14,17 @@ extension AppDatabase {
     /// '% %'`.
     ///
     /// Part of a shipped migration: frozen with it. A later change of the key adds a migration of its own.
-    static func normaliseLocalEmails(_ db: Database) throws {
-        let accounts = try Row.fetchAll(
-            db,
+    static func normaliseLocalEmails(_ db: Connection) throws {
+        let accounts = try db.fetchAll(
             sql: "SELECT id, provider, email FROM local_account ORDER BY provider, created_at, id"
-        )
+        ) { row in (id: try row[0] as String, provider: try row[1] as String, email: try row[2] as String) }
         // Out of the way first, so that no key is ever held by two rows while they are rewritten: an id has no `@`,
         // so `#<id>` is no email's key.
         try db.execute(sql: "UPDATE local_account SET email_key = '#' || id")
         var taken: Set<[String]> = []
         for account in accounts {
-            let id: String = account["id"]
-            let provider: String = account["provider"]
-            let email = EmailAddress.composed(account["email"] as String)
+            let (id, provider) = (account.id, account.provider)
+            let email = EmailAddress.composed(account.email)
             var key = EmailAddress.key(email)
             if !taken.insert([provider, key]).inserted { key += " " + id }
             try db.execute(

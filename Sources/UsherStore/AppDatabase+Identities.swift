@@ -1,4 +1,3 @@
-import GRDB
 import UsherCore
 import UsherProtocol
 
@@ -7,8 +6,8 @@ extension AppDatabase {
     package func owner(of identity: Identity) async throws -> IdentityOwner? {
         try await self.writer.read { db in
             guard
-                let userID = try String.fetchOne(
-                    db,
+                let userID = try db.fetchOne(
+                    String.self,
                     sql: "SELECT user_id FROM identity WHERE provider = ? AND subject = ?",
                     arguments: [identity.provider, identity.subject]
                 )
@@ -19,23 +18,25 @@ extension AppDatabase {
 
     package func ownsIdentities(_ userID: String) async throws -> Bool {
         try await self.writer.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM identity WHERE user_id = ?)", arguments: [userID])
-                ?? false
+            try db.fetchOne(
+                Bool.self,
+                sql: "SELECT EXISTS (SELECT 1 FROM identity WHERE user_id = ?)",
+                arguments: [userID]
+            ) ?? false
         }
     }
 
     /// A user's identities, in the order the user lists them.
-    static func identities(of userID: String, in db: Database) throws -> [Identity] {
-        try Row.fetchAll(
-            db,
+    static func identities(of userID: String, in db: Connection) throws -> [Identity] {
+        try db.fetchAll(
             sql: "SELECT provider, kind, subject FROM identity WHERE user_id = ? ORDER BY position",
             arguments: [userID]
-        ).map { Identity(provider: $0["provider"], kind: $0["kind"], subject: $0["subject"]) }
+        ) { try Identity(provider: $0[0], kind: $0[1], subject: $0[2]) }
     }
 
     /// Makes the rows of `user` exactly its identities. An identity that another user owns fails the statement, and
     /// with it the whole change: an identity never belongs to two users, whatever a race attempts.
-    static func record(identitiesOf user: User, in db: Database) throws {
+    static func record(identitiesOf user: User, in db: Connection) throws {
         try Self.forgetIdentities(of: user.id, in: db)
         for (position, identity) in user.identities.enumerated() {
             try db.execute(
@@ -45,7 +46,7 @@ extension AppDatabase {
         }
     }
 
-    static func forgetIdentities(of userID: String, in db: Database) throws {
+    static func forgetIdentities(of userID: String, in db: Connection) throws {
         try db.execute(sql: "DELETE FROM identity WHERE user_id = ?", arguments: [userID])
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-import GRDB
 import UsherCore
 import UsherProtocol
 
@@ -46,11 +44,11 @@ extension AppDatabase {
     }
 
     /// `createLocalAccount` inside a transaction of the caller's.
-    static func insert(_ db: Database, provider: String, account: LocalAccount) throws -> Bool {
+    static func insert(_ db: Connection, provider: String, account: LocalAccount) throws -> Bool {
         let emailKey = EmailAddress.key(account.email)
         let exists =
-            try Bool.fetchOne(
-                db,
+            try db.fetchOne(
+                Bool.self,
                 sql: "SELECT 1 FROM local_account WHERE provider = ? AND email_key = ?",
                 arguments: [provider, emailKey]
             ) ?? false
@@ -71,21 +69,19 @@ extension AppDatabase {
     /// The account with this email, in any canonically equivalent spelling and any case (`EmailAddress.key`).
     package func localAccount(provider: String, email: String) async throws -> LocalAccount? {
         try await self.writer.read { db in
-            try Row.fetchOne(
-                db,
+            try db.fetchOne(
                 sql: "SELECT * FROM local_account WHERE provider = ? AND email_key = ?",
                 arguments: [provider, EmailAddress.key(email)]
-            ).map(Self.account)
+            ) { try Self.account($0) }
         }
     }
 
     package func localAccount(provider: String, id: String) async throws -> LocalAccount? {
         try await self.writer.read { db in
-            try Row.fetchOne(
-                db,
+            try db.fetchOne(
                 sql: "SELECT * FROM local_account WHERE provider = ? AND id = ?",
                 arguments: [provider, id]
-            ).map(Self.account)
+            ) { try Self.account($0) }
         }
     }
 
@@ -100,13 +96,14 @@ extension AppDatabase {
         }
     }
 
-    static func account(_ row: Row) -> LocalAccount {
+    /// An account from a row of `local_account` (`SELECT *`: read by name, whatever the order of the columns).
+    static func account(_ row: Row) throws -> LocalAccount {
         LocalAccount(
-            id: row["id"],
-            email: row["email"],
-            passwordHash: row["password_hash"],
-            createdAt: Timestamp(millisecondsSinceEpoch: row["created_at"]),
-            confirmed: row["confirmed"]
+            id: try row["id"],
+            email: try row["email"],
+            passwordHash: try row["password_hash"],
+            createdAt: Timestamp(millisecondsSinceEpoch: try row["created_at"]),
+            confirmed: try row["confirmed"]
         )
     }
 
@@ -116,14 +113,15 @@ extension AppDatabase {
         }
     }
 
-    private static func insert(_ db: Database, provider: String, tokenHash: [UInt8], grant: LocalRefreshGrant) throws {
+    private static func insert(_ db: Connection, provider: String, tokenHash: [UInt8], grant: LocalRefreshGrant) throws
+    {
         try db.execute(
             sql: """
                 INSERT INTO local_refresh_token (token_hash, provider, subject, kind, email, session_started_at,
                   expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                Data(tokenHash), provider, grant.subject, grant.kind, grant.email,
+                tokenHash, provider, grant.subject, grant.kind, grant.email,
                 grant.sessionStartedAt.millisecondsSinceEpoch, grant.expiresAt.millisecondsSinceEpoch,
             ]
         )
@@ -133,17 +131,16 @@ extension AppDatabase {
     /// only when its new tokens are committed (`LocalGrantRotation`).
     package func refreshGrant(provider: String, tokenHash: [UInt8], now: Timestamp) async throws -> LocalRefreshGrant? {
         try await self.writer.read { db in
-            try Row.fetchOne(
-                db,
+            try db.fetchOne(
                 sql: "SELECT * FROM local_refresh_token WHERE token_hash = ? AND provider = ? AND expires_at > ?",
-                arguments: [Data(tokenHash), provider, now.millisecondsSinceEpoch]
-            ).map {
+                arguments: [tokenHash, provider, now.millisecondsSinceEpoch]
+            ) {
                 LocalRefreshGrant(
-                    subject: $0["subject"],
-                    kind: $0["kind"],
-                    email: $0["email"],
-                    sessionStartedAt: Timestamp(millisecondsSinceEpoch: $0["session_started_at"]),
-                    expiresAt: Timestamp(millisecondsSinceEpoch: $0["expires_at"])
+                    subject: try $0["subject"],
+                    kind: try $0["kind"],
+                    email: try $0["email"],
+                    sessionStartedAt: Timestamp(millisecondsSinceEpoch: try $0["session_started_at"]),
+                    expiresAt: Timestamp(millisecondsSinceEpoch: try $0["expires_at"])
                 )
             }
         }
@@ -154,7 +151,7 @@ extension AppDatabase {
         try await self.writer.write { db in
             try db.execute(
                 sql: "DELETE FROM local_refresh_token WHERE token_hash = ? AND provider = ?",
-                arguments: [Data(tokenHash), provider]
+                arguments: [tokenHash, provider]
             )
             return db.changesCount > 0
         }
@@ -181,15 +178,15 @@ extension AppDatabase {
     ) async throws -> Bool {
         try await self.writer.write { db in
             let exists =
-                try Bool.fetchOne(
-                    db,
+                try db.fetchOne(
+                    Bool.self,
                     sql: "SELECT 1 FROM local_api_key WHERE provider = ? AND subject = ? AND name = ?",
                     arguments: [provider, subject, name]
                 ) ?? false
             if exists { return false }
             try db.execute(
                 sql: "INSERT INTO local_api_key (provider, subject, name, key_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [provider, subject, name, Data(keyHash), createdAt.millisecondsSinceEpoch]
+                arguments: [provider, subject, name, keyHash, createdAt.millisecondsSinceEpoch]
             )
             return true
         }
@@ -197,12 +194,11 @@ extension AppDatabase {
 
     package func apiKeys(provider: String, subject: String) async throws -> [APIKeyInfo] {
         try await self.writer.read { db in
-            try Row.fetchAll(
-                db,
+            try db.fetchAll(
                 sql:
                     "SELECT name, created_at FROM local_api_key WHERE provider = ? AND subject = ? ORDER BY created_at, name",
                 arguments: [provider, subject]
-            ).map { APIKeyInfo(name: $0["name"], createdAt: Timestamp(millisecondsSinceEpoch: $0["created_at"])) }
+            ) { APIKeyInfo(name: try $0[0], createdAt: Timestamp(millisecondsSinceEpoch: try $0[1])) }
         }
     }
 
@@ -219,10 +215,10 @@ extension AppDatabase {
     /// The subject an API key belongs to, if the key exists.
     package func apiKeySubject(provider: String, keyHash: [UInt8]) async throws -> String? {
         try await self.writer.read { db in
-            try String.fetchOne(
-                db,
+            try db.fetchOne(
+                String.self,
                 sql: "SELECT subject FROM local_api_key WHERE provider = ? AND key_hash = ?",
-                arguments: [provider, Data(keyHash)]
+                arguments: [provider, keyHash]
             )
         }
     }

@@ -1,4 +1,3 @@
-import GRDB
 import UsherCore
 import UsherProtocol
 
@@ -11,26 +10,24 @@ extension AppDatabase: LoginThrottleStore {
                 sql: "DELETE FROM login_failure WHERE last_failure_at < ? AND blocked_until < ?",
                 arguments: [forgottenBefore.millisecondsSinceEpoch, forgottenBefore.millisecondsSinceEpoch]
             )
-            let counts = try Row.fetchAll(
-                db,
+            let counts = try db.fetchAll(
                 sql: "SELECT key, failures, last_failure_at, blocked_until FROM login_failure"
-            ).map { row in
+            ) { row in
                 LoginThrottleRecords.Count(
-                    key: row[0],
-                    failures: row[1],
-                    lastFailure: Timestamp(millisecondsSinceEpoch: row[2]),
-                    blockedUntil: Timestamp(millisecondsSinceEpoch: row[3])
+                    key: try row[0],
+                    failures: try row[1],
+                    lastFailure: Timestamp(millisecondsSinceEpoch: try row[2]),
+                    blockedUntil: Timestamp(millisecondsSinceEpoch: try row[3])
                 )
             }
-            let owners = try Row.fetchAll(
-                db,
+            let owners = try db.fetchAll(
                 sql: "SELECT account, uid, since FROM login_owner ORDER BY since DESC LIMIT ?",
                 arguments: [maximumOwners]
-            ).map { row in
+            ) { row in
                 LoginThrottleRecords.Owner(
-                    account: row[0],
-                    uid: UInt32(truncatingIfNeeded: row[1] as Int64),
-                    since: Timestamp(millisecondsSinceEpoch: row[2])
+                    account: try row[0],
+                    uid: UInt32(truncatingIfNeeded: try row[1] as Int64),
+                    since: Timestamp(millisecondsSinceEpoch: try row[2])
                 )
             }
             return LoginThrottleRecords(counts: counts, owners: owners)

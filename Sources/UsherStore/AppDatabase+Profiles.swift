@@ -1,4 +1,3 @@
-import GRDB
 import UsherCore
 import UsherProtocol
 
@@ -7,25 +6,21 @@ extension AppDatabase {
     /// Migration `v8-profiles`: each existing user's profile is the email and name it had (nothing else was known).
     ///
     /// Part of a shipped migration: frozen with it.
-    static func seedProfiles(_ db: Database) throws {
-        let rows = try Row.fetchCursor(
-            db,
-            sql: "SELECT id, email, name FROM user WHERE email IS NOT NULL OR name IS NOT NULL"
-        )
-        let update = try db.makeStatement(sql: "UPDATE user SET profile = ? WHERE id = ?")
-        while let row = try rows.next() {
+    static func seedProfiles(_ db: Connection) throws {
+        let update = try db.statement(sql: "UPDATE user SET profile = ? WHERE id = ?")
+        try db.forEach(sql: "SELECT id, email, name FROM user WHERE email IS NOT NULL OR name IS NOT NULL") { row in
             var claims: [String: JSONValue] = [:]
-            if let email = row["email"] as String? { claims["email"] = .string(email) }
-            if let name = row["name"] as String? { claims["name"] = .string(name) }
-            try update.execute(arguments: [UserClaims(claims).json, row["id"] as String])
+            if let email = try row[1] as String? { claims["email"] = .string(email) }
+            if let name = try row[2] as String? { claims["name"] = .string(name) }
+            try update.run([UserClaims(claims).json, try row[0] as String])
         }
     }
 
     /// The profile the owner of a local account set (`update_profile`); empty when none, nil when the account is gone.
     package func localProfile(provider: String, id: String) async throws -> UserClaims? {
         try await self.writer.read { db in
-            try String.fetchOne(
-                db,
+            try db.fetchOne(
+                String.self,
                 sql: "SELECT profile FROM local_account WHERE provider = ? AND id = ?",
                 arguments: [provider, id]
             ).map { UserClaims(storedJSON: $0) }
@@ -47,7 +42,7 @@ package struct LocalProfileWrite: DatabaseWrite, Hashable {
     }
 
     /// Fails the change when the account is gone.
-    func perform(in db: Database) throws {
+    func perform(in db: Connection) throws {
         try db.execute(
             sql: "UPDATE local_account SET profile = ? WHERE provider = ? AND id = ?",
             arguments: [self.profile.json, self.provider, self.accountID]

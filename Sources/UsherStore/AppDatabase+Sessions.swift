@@ -1,4 +1,3 @@
-import GRDB
 import UsherCore
 
 extension AppDatabase: SessionStore {
@@ -13,14 +12,14 @@ extension AppDatabase: SessionStore {
     /// until its next refresh.
     package func loadSessions() async throws -> PersistedSessions {
         let (sessions, unsealed) = try await self.writer.read { db in
-            let generation = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0
+            let generation = try db.fetchOne(Int64.self, sql: "SELECT value FROM meta WHERE key = 'generation'") ?? 0
             var users: [User] = []
             var unsealed: [Int] = []
-            users.reserveCapacity(try UserRecord.fetchCount(db))
+            users.reserveCapacity(try db.fetchOne(Int.self, sql: #"SELECT COUNT(*) FROM "user""#) ?? 0)
             let opener = TokenCipher.Opener(self.cipher)
-            let records = try UserRecord.order(UserRecord.Columns.addedGeneration).fetchCursor(db)
             var linked: [Int] = []
-            while let record = try records.next() {
+            try db.forEach(sql: #"SELECT \#(UserRecord.selection) FROM "user" ORDER BY "added_generation""#) { row in
+                let record = try UserRecord(row: row)
                 if self.cipher != nil && record.holdsPlaintextSecrets { unsealed.append(users.count) }
                 if record.linkedIdentities > 0 { linked.append(users.count) }
                 users.append(try record.user(opening: opener))
@@ -33,8 +32,8 @@ extension AppDatabase: SessionStore {
                 }
             }
             var seats: [String: String?] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, user_id FROM seat") {
-                seats[row["name"] as String] = .some(row["user_id"] as String?)
+            try db.forEach(sql: "SELECT name, user_id FROM seat") { row in
+                seats[try row[0] as String] = .some(try row[1] as String?)
             }
             let sessions = PersistedSessions(generation: generation, users: users, seats: seats.isEmpty ? nil : seats)
             return (sessions, unsealed)
@@ -49,7 +48,7 @@ extension AppDatabase: SessionStore {
         let secrets = UserRecord.Columns.secrets
         try await self.writer.write { db in
             for user in users {
-                try UserRecord(user, sealing: secrets, cipher: cipher).update(db, columns: secrets.map(\.rawValue))
+                try UserRecord(user, sealing: secrets, cipher: cipher).update(in: db, columns: secrets)
             }
         }
     }
@@ -77,7 +76,7 @@ extension AppDatabase: SessionStore {
                 try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'generation'", arguments: [generation])
             }
             if !change.deleted.isEmpty {
-                try UserRecord.deleteAll(db, keys: change.deleted)
+                try UserRecord.delete(in: db, ids: change.deleted)
             }
             for userID in change.forgottenIdentities {
                 try Self.forgetIdentities(of: userID, in: db)
@@ -94,7 +93,7 @@ extension AppDatabase: SessionStore {
                     try Self.record(identitiesOf: user, in: db)
                 }
                 guard let previous = change.previous[user.id] else {
-                    try UserRecord(user, cipher: cipher).upsert(db)
+                    try UserRecord(user, cipher: cipher).upsert(in: db)
                     continue
                 }
                 let columns = UserRecord.Columns.changed(from: previous, to: user)
@@ -104,7 +103,7 @@ extension AppDatabase: SessionStore {
                     sealing: columns.intersection(UserRecord.Columns.secrets),
                     cipher: cipher
                 )
-                try record.update(db, columns: columns.map(\.rawValue))
+                try record.update(in: db, columns: columns)
             }
         }
     }

@@ -1,13 +1,18 @@
-import Foundation
-import GRDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The daemon's database: session state and the local provider's accounts, in one SQLite file.
 ///
 /// Opened in WAL mode with `synchronous = FULL`, so a write that returned is on disk. Every change the registry
 /// makes is one write transaction. Migrations are frozen once shipped: add new ones, never edit old ones.
 package struct AppDatabase: Sendable {
-    /// Internal, not private: the extensions by concern (`AppDatabase+*.swift`) use them.
-    let writer: any DatabaseWriter
+    /// Internal, not private: the extensions by concern (`AppDatabase+*.swift`) use it.
+    let writer: DatabaseWriter
     /// Seals session secrets at rest, when configured.
     let cipher: TokenCipher?
 
@@ -20,48 +25,32 @@ package struct AppDatabase: Sendable {
             throw StoreError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
         }
         close(descriptor)
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+        let connection = try Connection(path: path)
+        // WAL: readers (an operator's `sqlite3`) never block the daemon's writes, and a commit is one append and one
+        // fsync. The mode is kept in the file; FULL syncs the WAL at every commit, so a returned write survives a
+        // power cut, not only a crash.
+        let mode = try connection.fetchOne(String.self, sql: "PRAGMA journal_mode = WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw StoreError.cannotOpen(path: path, reason: "SQLite refused WAL mode (\(mode ?? "none"))")
         }
-        configuration.busyMode = .timeout(10)
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        try self.init(writer: pool, cipher: cipher)
+        try connection.execute(sql: "PRAGMA synchronous = FULL")
+        try self.init(connection, cipher: cipher)
     }
 
     /// An in-memory database, for tests.
     package static func inMemory() throws -> AppDatabase {
-        try AppDatabase(writer: DatabaseQueue(), cipher: nil)
+        try AppDatabase(Connection(path: ":memory:"), cipher: nil)
     }
 
-    private init(writer: any DatabaseWriter, cipher: TokenCipher?) throws {
-        self.writer = writer
+    private init(_ connection: Connection, cipher: TokenCipher?) throws {
+        // Before the connection is shared: nothing else can use it yet.
+        try Self.migrator.migrate(connection)
+        self.writer = DatabaseWriter(connection)
         self.cipher = cipher
-        try Self.migrator.migrate(writer)
     }
 
     /// Whether the database file passes SQLite's integrity check.
     package func integrityCheck() async throws -> String {
-        try await self.writer.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
-    }
-}
-
-package enum StoreError: Error, CustomStringConvertible {
-    case cannotOpen(path: String, reason: String)
-    case tokenKey(path: String, reason: String)
-    case tokensEncrypted
-    case wrongTokenKey
-    /// A `SessionChange` carried a pending write of a type this store does not know (a programming error).
-    case unsupportedWrite(String)
-
-    package var description: String {
-        switch self {
-        case .cannotOpen(let path, let reason): "cannot open database \(path): \(reason)"
-        case .tokenKey(let path, let reason): "token encryption key \(path): \(reason)"
-        case .tokensEncrypted:
-            "the stored tokens are encrypted, but no daemon.token_encryption_key is configured"
-        case .wrongTokenKey: "the stored tokens cannot be decrypted with the configured daemon.token_encryption_key"
-        case .unsupportedWrite(let type): "the database cannot perform a pending write of type \(type)"
-        }
+        try await self.writer.read { db in try db.fetchOne(String.self, sql: "PRAGMA integrity_check") ?? "" }
     }
 }

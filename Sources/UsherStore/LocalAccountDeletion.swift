@@ -1,4 +1,3 @@
-import GRDB
 import UsherCore
 
 /// The local provider's half of `delete_user`: everything it keeps for one subject (the account with its password
@@ -15,8 +14,8 @@ package struct LocalAccountDeletion: DatabaseWrite, Hashable {
         self.subject = subject
     }
 
-    func perform(in db: Database) throws {
-        let arguments: StatementArguments = [self.provider, self.subject]
+    func perform(in db: Connection) throws {
+        let arguments: [any SQLArgument] = [self.provider, self.subject]
         try db.execute(sql: "DELETE FROM local_account WHERE provider = ? AND id = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM local_api_key WHERE provider = ? AND subject = ?", arguments: arguments)
         try db.execute(sql: "DELETE FROM local_refresh_token WHERE provider = ? AND subject = ?", arguments: arguments)

@@ -1,12 +1,10 @@
-import Foundation
-import GRDB
 import UsherCore
 import UsherProtocol
 
 /// A pending write `AppDatabase.commit` knows how to perform inside the change's transaction.
 protocol DatabaseWrite: PendingWrite {
     /// Performs the write; throwing rolls back the whole change it belongs to.
-    func perform(in db: Database) throws
+    func perform(in db: Connection) throws
 }
 
 /// The local provider's refresh-token rotation, deferred to the registry's commit of the refreshed tokens.
@@ -34,7 +32,7 @@ package struct LocalGrantRotation: DatabaseWrite, Hashable {
     /// one. When the old grant is gone (revoked, already rotated, or expired), throws
     /// `ProviderError.sessionRevoked`, failing the whole change, so the registry logs the user out instead of storing
     /// tokens no grant backs.
-    func perform(in db: Database) throws {
+    func perform(in db: Connection) throws {
         try db.execute(
             sql: """
                 INSERT INTO local_refresh_token (token_hash, provider, subject, kind, email, session_started_at,
@@ -42,14 +40,14 @@ package struct LocalGrantRotation: DatabaseWrite, Hashable {
                 SELECT ?, provider, subject, kind, email, session_started_at, expires_at FROM local_refresh_token
                 WHERE token_hash = ? AND provider = ? AND expires_at > ?
                 """,
-            arguments: [Data(self.newHash), Data(self.oldHash), self.provider, self.now.millisecondsSinceEpoch]
+            arguments: [self.newHash, self.oldHash, self.provider, self.now.millisecondsSinceEpoch]
         )
         guard db.changesCount == 1 else {
             throw ProviderError.sessionRevoked("the refresh token is revoked or expired")
         }
         try db.execute(
             sql: "DELETE FROM local_refresh_token WHERE token_hash = ? AND provider = ?",
-            arguments: [Data(self.oldHash), self.provider]
+            arguments: [self.oldHash, self.provider]
         )
     }
 }

@@ -1,5 +1,11 @@
 import Crypto
+import UsherCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Encryption at rest of the session secrets the database holds (access tokens, refresh tokens, provider data), with
 /// ChaCha20-Poly1305 and a 256-bit key the daemon reads from a file (typically a systemd credential,
@@ -34,7 +40,7 @@ package struct TokenCipher: Sendable {
             self.init(keyBytes: raw)
             return
         }
-        let text = String(decoding: raw, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: raw, as: UTF8.self).trimmingWhitespaceAndNewlines()
         if text.count == 64, let decoded = Self.hex(text) {
             self.init(keyBytes: decoded)
         } else if let decoded = Data(base64Encoded: text), decoded.count == 32 {

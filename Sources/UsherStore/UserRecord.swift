@@ -1,16 +1,13 @@
-import GRDB
 import UsherCore
 import UsherProtocol
 
 /// One row of the `user` table as it is stored: timestamps in milliseconds since the epoch, and the session secrets
 /// (tokens, provider data) sealed when a `TokenCipher` is configured.
 ///
-/// The columns are named once, in `CodingKeys`; GRDB builds every statement from them, so no SQL depends on the order
-/// of the table's columns.
-struct UserRecord: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "user"
-
-    enum CodingKeys: String, CodingKey, ColumnExpression, CaseIterable {
+/// The columns are named once, in `Columns`; every statement on the table is built from them (`UserRecord+SQL.swift`),
+/// so no SQL depends on the order of the table's columns.
+struct UserRecord {
+    enum Columns: String, CaseIterable {
         case id
         case provider
         case subject
@@ -35,11 +32,6 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
         case customData = "custom_data"
         case dpopKey = "dpop_key"
     }
-
-    typealias Columns = CodingKeys
-
-    /// Loads select exactly these columns in this order, so that `init(row:)` can read them by index.
-    static var databaseSelection: [any SQLSelectable] { Columns.allCases }
 
     var id: String
     var provider: String
@@ -67,35 +59,35 @@ struct UserRecord: Codable, FetchableRecord, PersistableRecord {
     /// The session's DPoP private key (`DPoPKey.stored`), sealed like the tokens; nil for bearer sessions.
     var dpopKey: String?
 
-    /// Reads a row selected through `databaseSelection`, by column index.
+    /// Reads a row selected with `UserRecord.selection`, by column index.
     ///
-    /// Why not the `Decodable` default: loading 100,000 users at start is on the daemon's start-up path, and GRDB's
-    /// decoder looks every column up by name in every row; reading by index is several times cheaper (see
-    /// `loadSessions`). The order is the one of `CodingKeys`, which `databaseSelection` selects.
-    init(row: Row) {
-        self.id = row[0]
-        self.provider = row[1]
-        self.subject = row[2]
-        self.kind = row[3]
-        self.email = row[4]
-        self.name = row[5]
-        self.state = row[6]
-        self.addedGeneration = row[7]
-        self.createdAt = row[8]
-        self.lastLoginAt = row[9]
-        self.lastActiveAt = row[10]
-        self.activeGeneration = row[11]
-        self.accessToken = row[12]
-        self.accessTokenIssuedAt = row[13]
-        self.accessTokenExpiresAt = row[14]
-        self.refreshToken = row[15]
-        self.refreshTokenExpiresAt = row[16]
-        self.providerData = row[17]
-        self.linkedIdentities = row[18]
-        self.sessionUID = row[19]
-        self.profile = row[20]
-        self.customData = row[21]
-        self.dpopKey = row[22]
+    /// Why by index: loading 100,000 users at start is on the daemon's start-up path, and looking every column up by
+    /// name in every row costs several times more (see `loadSessions`). The order is the one of `Columns`, which
+    /// `selection` selects.
+    init(row: Row) throws(StoreError) {
+        self.id = try row[0]
+        self.provider = try row[1]
+        self.subject = try row[2]
+        self.kind = try row[3]
+        self.email = try row[4]
+        self.name = try row[5]
+        self.state = try row[6]
+        self.addedGeneration = try row[7]
+        self.createdAt = try row[8]
+        self.lastLoginAt = try row[9]
+        self.lastActiveAt = try row[10]
+        self.activeGeneration = try row[11]
+        self.accessToken = try row[12]
+        self.accessTokenIssuedAt = try row[13]
+        self.accessTokenExpiresAt = try row[14]
+        self.refreshToken = try row[15]
+        self.refreshTokenExpiresAt = try row[16]
+        self.providerData = try row[17]
+        self.linkedIdentities = try row[18]
+        self.sessionUID = try row[19]
+        self.profile = try row[20]
+        self.customData = try row[21]
+        self.dpopKey = try row[22]
     }
 
     /// The row for `user`. Only the secret columns in `sealing` are sealed (with `cipher`) and filled in; the others

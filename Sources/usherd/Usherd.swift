@@ -1,5 +1,10 @@
-import Foundation
 import UsherDaemon
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 @main
 struct Usherd {

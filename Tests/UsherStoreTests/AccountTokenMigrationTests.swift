@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UsherCore
 import UsherProtocol
@@ -13,9 +12,9 @@ struct AccountTokenMigrationTests {
     @Test func accountsFromBeforeTheMigrationAreConfirmed() async throws {
         let directory = try TestDirectory()
         defer { directory.remove() }
-        let queue = try DatabaseQueue(path: directory.file("usher.sqlite"))
+        let queue = try Connection(path: directory.file("usher.sqlite"))
         try AppDatabase.migrator.migrate(queue, upTo: "v5-login-throttle")
-        try await queue.write { db in
+        try queue.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO local_account (id, provider, email, email_key, password_hash, created_at)
@@ -23,7 +22,7 @@ struct AccountTokenMigrationTests {
                     """
             )
         }
-        try queue.close()
+        queue.close()
         let database = try AppDatabase(path: directory.file("usher.sqlite"))
         #expect(try await database.localAccount(provider: "local", id: "a1")?.confirmed == true)
     }
@@ -100,9 +99,9 @@ struct AccountTokenMigrationTests {
             tokenHash: Array(repeating: 3, count: 32),
             expiresAt: now.adding(milliseconds: 1000)
         )
-        let other = try DatabaseQueue(path: directory.file("usher.sqlite"))
-        try await other.write { db in try db.execute(sql: "DELETE FROM local_account WHERE id = 'a1'") }
-        try other.close()
+        let other = try Connection(path: directory.file("usher.sqlite"))
+        try other.write { db in try db.execute(sql: "DELETE FROM local_account WHERE id = 'a1'") }
+        other.close()
         #expect(
             try await database.account(
                 provider: "local",

@@ -1,4 +1,3 @@
-import GRDB
 import Testing
 import UsherCore
 import UsherProtocol
@@ -59,7 +58,7 @@ struct DPoPKeyStoreTests {
         let fixture = try SessionStoreTests.Fixture()
         let ann = Self.boundUser(DPoPKey.generate())
         try await fixture.commit(saving: ann, generation: 1)
-        try await fixture.observer.write { db in
+        try fixture.observer.write { db in
             try db.execute(sql: "UPDATE user SET dpop_key = 'not-a-key' WHERE id = ?", arguments: [ann.id])
         }
         await #expect(throws: StoreError.self) { try await fixture.database.loadSessions() }

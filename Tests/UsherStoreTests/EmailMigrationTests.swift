@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UsherStore
 import UsherTestSupport
@@ -16,7 +15,7 @@ struct EmailMigrationTests {
     /// `local`, keyed as the daemon keyed them then (lower case, no normalisation).
     static func databaseBeforeNormalisation(_ accounts: [(String, String, Int64)]) throws -> TestDirectory {
         let directory = try TestDirectory()
-        let queue = try DatabaseQueue(path: directory.file("usher.sqlite"))
+        let queue = try Connection(path: directory.file("usher.sqlite"))
         try AppDatabase.migrator.migrate(queue, upTo: "v3-seats")
         try queue.write { db in
             for (id, email, createdAt) in accounts {
@@ -36,7 +35,7 @@ struct EmailMigrationTests {
                 )
             }
         }
-        try queue.close()
+        queue.close()
         return directory
     }
 
@@ -50,8 +49,8 @@ struct EmailMigrationTests {
         // The email shown is composed too, in the account and in its user; its case is kept.
         let account = try #require(try await database.localAccount(provider: "local", id: "a1"))
         #expect(Array(account.email.utf8) == Array("JOS\u{C9}@ex.com".utf8))
-        let shown = try await DatabaseQueue(path: directory.file("usher.sqlite")).read { db in
-            try String.fetchOne(db, sql: "SELECT email FROM user WHERE id = 'u_a1'")
+        let shown = try Connection(path: directory.file("usher.sqlite")).read { db in
+            try db.fetchOne(String.self, sql: "SELECT email FROM user WHERE id = 'u_a1'")
         }
         #expect(shown.map { Array($0.utf8) } == Array("JOS\u{C9}@ex.com".utf8))
     }

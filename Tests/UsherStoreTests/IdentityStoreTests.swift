@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UsherCore
 import UsherProtocol
@@ -18,9 +17,9 @@ struct IdentityStoreTests {
     @Test func usersFromBeforeLinkingGetTheirOneIdentity() async throws {
         let directory = try TestDirectory()
         defer { directory.remove() }
-        let queue = try DatabaseQueue(path: directory.file("usher.sqlite"))
+        let queue = try Connection(path: directory.file("usher.sqlite"))
         try AppDatabase.migrator.migrate(queue, upTo: "v5-login-throttle")
-        try await queue.write { db in
+        try queue.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO user (id, provider, subject, kind, email, state, added_generation, created_at,
@@ -29,7 +28,7 @@ struct IdentityStoreTests {
                     """
             )
         }
-        try queue.close()
+        queue.close()
         let database = try AppDatabase(path: directory.file("usher.sqlite"))
         let owner = try await database.owner(of: Identity(provider: "corp", kind: "", subject: "sub-1"))
         #expect(

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UsherCore
 import UsherProtocol
@@ -13,9 +12,9 @@ struct ProfileMigrationTests {
     @Test func existingUsersGetTheirEmailAndNameAsTheirProfile() async throws {
         let directory = try TestDirectory()
         defer { directory.remove() }
-        let queue = try DatabaseQueue(path: directory.file("usher.sqlite"))
+        let queue = try Connection(path: directory.file("usher.sqlite"))
         try AppDatabase.migrator.migrate(queue, upTo: "v5-login-throttle")
-        try await queue.write { db in
+        try queue.write { db in
             for (id, email, name) in [("u_1", "ann@example.com", "Ann"), ("u_2", nil, "Svc"), ("u_3", nil, nil)] {
                 try db.execute(
                     sql: """
@@ -32,7 +31,7 @@ struct ProfileMigrationTests {
                     """
             )
         }
-        try queue.close()
+        queue.close()
 
         let database = try AppDatabase(path: directory.file("usher.sqlite"))
         let users = Dictionary(uniqueKeysWithValues: try await database.loadSessions().users.map { ($0.id, $0) })

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Testing
 import UsherCore
 import UsherProtocol
@@ -16,16 +15,16 @@ struct SessionStoreTests {
     final class Fixture {
         let directory: TestDirectory
         let database: AppDatabase
-        let observer: DatabaseQueue
+        let observer: Connection
 
         init(cipher: TokenCipher? = nil) throws {
             self.directory = try TestDirectory()
             let path = self.directory.file("usher.sqlite")
             self.database = try AppDatabase(path: path, cipher: cipher)
-            self.observer = try DatabaseQueue(path: path)
+            self.observer = try Connection(path: path)
             try self.observer.write { db in
                 try db.execute(sql: "CREATE TABLE written (what TEXT NOT NULL)")
-                for column in try db.columns(in: "user").map(\.name) {
+                for column in try db.columns(in: "user") {
                     try db.execute(
                         sql: """
                             CREATE TRIGGER written_\(column) AFTER UPDATE OF \(column) ON user
@@ -50,14 +49,14 @@ struct SessionStoreTests {
         func written() throws -> [String] {
             try self.observer.write { db in
                 defer { try? db.execute(sql: "DELETE FROM written") }
-                return try String.fetchAll(db, sql: "SELECT what FROM written ORDER BY what")
+                return try db.fetchAll(String.self, sql: "SELECT what FROM written ORDER BY what")
             }
         }
 
         /// A column of a user's row, exactly as stored.
         func stored(_ column: String, of id: String) throws -> String? {
             try self.observer.read { db in
-                try String.fetchOne(db, sql: "SELECT \(column) FROM user WHERE id = ?", arguments: [id])
+                try db.fetchOne(String.self, sql: "SELECT \(column) FROM user WHERE id = ?", arguments: [id])
             }
         }
 
@@ -223,7 +222,7 @@ struct SessionStoreTests {
         )
         _ = try fixture.written()
         try await fixture.commit(saving: changed, previous: ann, generation: 4)
-        let columns = try await fixture.observer.read { db in try db.columns(in: "user").map(\.name) }
+        let columns = try fixture.observer.read { db in try db.columns(in: "user") }
         #expect(try fixture.written() == columns.filter { $0 != "id" && $0 != "state" }.sorted())
         loaded = try await fixture.database.loadSessions()
         #expect(loaded.users == [bob, changed])

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A copy of a secret's UTF-8 bytes in memory this type owns, overwritten with zeros (`explicit_bzero`, which the
 /// compiler may not remove) before it is freed.

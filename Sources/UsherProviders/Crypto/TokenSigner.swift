@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 internal import JWTKit
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,17 @@
-import Foundation
 import Logging
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A command that delivers a local account's confirmation or password-reset token to its owner (`confirm_hook`,
 /// `reset_hook` in `[providers.NAME.registration]`): a device has no mail server of its own, so whatever sends the

@@ -1,7 +1,17 @@
-import Foundation
 import Logging
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `[providers.NAME.function]`: an executable that decides who the user is.
 package struct FunctionHookConfiguration: Sendable, Hashable {

@@ -1,9 +1,15 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import NIOCore
 import Synchronization
+import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Where a verifier gets its public keys: a JWK set (RFC 7517) in a file, at a URL, or given directly.
 ///
@@ -112,7 +118,7 @@ package final class JWKSSource: Sendable {
     }
 
     private static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = host.lowercased().trimming { $0 == "[" || $0 == "]" }
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }

@@ -1,6 +1,11 @@
-import Foundation
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What a verifier requires of a token besides a good signature.
 package struct JWTValidationPolicy: Sendable, Hashable {

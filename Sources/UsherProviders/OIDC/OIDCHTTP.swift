@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import NIOCore
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Why a request to the provider did not produce a usable answer.
 ///

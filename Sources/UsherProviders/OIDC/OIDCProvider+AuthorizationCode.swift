@@ -1,10 +1,15 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherLoopback
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The authorization code flow with PKCE, for a browser on this device.
 extension OIDCProvider {

@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// How failures read in logs and answers.
 extension OIDCProvider {

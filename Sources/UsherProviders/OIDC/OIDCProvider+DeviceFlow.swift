@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The device authorization flow: a code the person enters elsewhere, polled until it is approved.
 extension OIDCProvider {

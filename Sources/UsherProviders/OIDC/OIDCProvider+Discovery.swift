@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Discovery: fetching the provider's metadata in the background, retried with backoff until it answers.
 extension OIDCProvider {

@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The token endpoint, and the identity the provider's answer proves (ID token, userinfo).
 extension OIDCProvider {

@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import Logging
 import Synchronization
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A provider of `type = "oidc"`: logs users in at an OpenID Connect provider (Keycloak, Authentik, Zitadel, Okta,
 /// Entra ID, Google, django-oauth-toolkit, ...), refreshes their tokens with the `refresh_token` grant and revokes

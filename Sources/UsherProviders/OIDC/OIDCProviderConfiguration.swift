@@ -1,4 +1,10 @@
+import UsherCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Settings of one `type = "oidc"` provider section.
 package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConvertible {
@@ -130,7 +136,7 @@ enum OIDCEndpoint {
     }
 
     static func isLoopback(host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = host.lowercased().trimming { $0 == "[" || $0 == "]" }
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
@@ -150,7 +156,7 @@ struct LoopbackRedirect: Hashable, Sendable {
             (0...65535).contains(port), components.user == nil, components.password == nil, components.query == nil,
             components.fragment == nil, components.path.hasPrefix("/")
         else { return nil }
-        self.host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        self.host = host.lowercased().trimming { $0 == "[" || $0 == "]" }
         self.port = port
         self.path = components.path
     }

@@ -1,6 +1,11 @@
-import Foundation
 import UsherCore
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A successful token endpoint answer (RFC 6749 §5.1, RFC 8693 §2.2.1), parsed and checked.
 struct OIDCTokenResponse: Sendable {
