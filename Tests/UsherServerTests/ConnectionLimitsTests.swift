@@ -129,9 +129,13 @@ struct ConnectionLimitsTests {
     @Test func bytesThatCompleteNoRequestDoNotKeepAConnectionAlive() async throws {
         try await InProcessServer.with(limits: Self.shortIdleTimeout) { server in
             // A peer that sends one byte at a time of a line it never finishes.
+            // (Its start goes as the trickle does: on a machine slow enough that the idle timeout has already closed
+            // the connection, that send fails, and the connection was closed, which is what is checked.)
             let trickler = try await LineConnection.established({ try server.connect() }, "hello")
-            try trickler.send(raw: Array(#"{"id":1,"method":"hel"#.utf8))
-            #expect(try await Self.trickle([UInt8(ascii: " ")], on: trickler), "still open after a minute")
+            let closedAtOnce = (try? trickler.send(raw: Array(#"{"id":1,"method":"hel"#.utf8))) == nil
+            var closed = closedAtOnce
+            if !closed { closed = try await Self.trickle([UInt8(ascii: " ")], on: trickler) }
+            #expect(closed, "still open after a minute")
             // Empty lines are not requests either.
             let blank = try server.connect()
             #expect(try await Self.trickle([UInt8(ascii: "\n")], on: blank), "still open after a minute")
