@@ -92,25 +92,23 @@ package final class NarrowedTokenCache: Sendable {
     /// Drops one entry; answers its timer queue key.
     @discardableResult
     func remove(_ key: Key) -> String? {
-        self.state.withLock { state in
-            guard let entry = state.entries.removeValue(forKey: key) else { return nil }
-            state.keys.removeValue(forKey: entry.id)
-            state.byUser[key.userID]?.remove(key)
-            if state.byUser[key.userID]?.isEmpty == true { state.byUser.removeValue(forKey: key.userID) }
-            return Self.schedulerKey(entry.id)
-        }
+        self.state.withLock { Self.unlink(key, in: &$0) }
     }
 
     /// Drops every entry of a user; answers their timer queue keys.
     func removeAll(of userID: String) -> [String] {
         self.state.withLock { state in
-            guard let keys = state.byUser.removeValue(forKey: userID) else { return [] }
-            return keys.compactMap { key in
-                guard let entry = state.entries.removeValue(forKey: key) else { return nil }
-                state.keys.removeValue(forKey: entry.id)
-                return Self.schedulerKey(entry.id)
-            }
+            (state.byUser[userID] ?? []).compactMap { Self.unlink($0, in: &state) }
         }
+    }
+
+    /// Takes `key`'s entry out of every index; its timer queue key, or nil when there was none.
+    private static func unlink(_ key: Key, in state: inout State) -> String? {
+        guard let entry = state.entries.removeValue(forKey: key) else { return nil }
+        state.keys.removeValue(forKey: entry.id)
+        state.byUser[key.userID]?.remove(key)
+        if state.byUser[key.userID]?.isEmpty == true { state.byUser.removeValue(forKey: key.userID) }
+        return Self.schedulerKey(entry.id)
     }
 
     /// Whether the user has narrowed tokens (cheap: the registry asks on every change of the user).
