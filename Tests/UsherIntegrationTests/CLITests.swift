@@ -131,18 +131,19 @@ struct CLITests {
 
     @Test func watchPrintsEventsAsTheyHappen() async throws {
         try await DaemonProcess.with { daemon in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try BuiltProducts.path(of: "usher"))
-            process.arguments = ["--socket", daemon.socketPath, "watch"]
-            let output = Pipe()
+            let output = try ProcessPipe()
             let printed = Mutex("")
-            output.fileHandleForReading.readabilityHandler = { handle in
+            output.reading.readabilityHandler = { handle in
                 let data = handle.availableData
                 printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try SpawnedProcess(
+                try BuiltProducts.path(of: "usher"),
+                ["--socket", daemon.socketPath, "watch"],
+                stdout: .descriptor(output.writing.fileDescriptor)
+            )
+            try output.writing.close()
+            defer { process.signal(SIGKILL) }
             // The watcher starts and subscribes in its own time: make things happen until it has printed something.
             let client = try daemon.connect()
             try await eventually {
@@ -163,10 +164,9 @@ struct CLITests {
             client.close()
             // Stopping the daemon ends the watch with exit code 0, after it printed daemon_stopping.
             try await daemon.stop()
-            try await eventually { !process.isRunning }
-            #expect(process.terminationStatus == 0)
+            #expect(try await process.exit() == 0)
             try await eventually { printed.withLock { $0.contains("daemon_stopping") } }
-            output.fileHandleForReading.readabilityHandler = nil
+            output.reading.readabilityHandler = nil
         }
     }
 }

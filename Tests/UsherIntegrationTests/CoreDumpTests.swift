@@ -24,12 +24,9 @@ struct CoreDumpTests {
     /// "not dumpable". Where it is not (Yama's ptrace_scope >= 1 forbids it even for dumpable processes), there is
     /// nothing to compare against, and the test is skipped, and reported so.
     static func sameUserCanOpenAnOrdinaryProcesssMemory() async throws -> Bool {
-        let control = Process()
         let sleep = Self.withoutPtrace + ["/bin/sleep", "60"]
-        control.executableURL = URL(fileURLWithPath: sleep[0])
-        control.arguments = Array(sleep.dropFirst())
-        try control.run()
-        defer { control.terminate() }
+        let control = try SpawnedProcess(sleep[0], Array(sleep.dropFirst()))
+        defer { control.signal(SIGKILL) }
         return try await Self.sameUserCanOpenMemory(of: control.processIdentifier)
     }
 

@@ -18,7 +18,7 @@ final class OIDCTestServer: @unchecked Sendable {
 
     let directory: TestDirectory
     private(set) var port = 0
-    private var process: Process?
+    private var process: SpawnedProcess?
 
     /// The suite's shared server (see `OIDCServerScope`).
     @TaskLocal static var shared: OIDCTestServer?
@@ -66,11 +66,6 @@ final class OIDCTestServer: @unchecked Sendable {
     /// Starts serving, on `port` (a free one when 0; the same one again after `stop` when nil), and waits until it
     /// accepts connections.
     func start(port: Int? = nil) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPython.executable)
-        process.arguments = [
-            "\(Self.fixtures)/server.py", "serve", self.directory.file("state"), "\(port ?? self.port)",
-        ]
         let announcement = self.directory.file("listening")
         _ = FileManager.default.createFile(atPath: announcement, contents: nil)
         if !FileManager.default.fileExists(atPath: self.logPath) {
@@ -78,10 +73,15 @@ final class OIDCTestServer: @unchecked Sendable {
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.logPath))
         try log.seekToEnd()
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: announcement))
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let listening = try FileHandle(forWritingTo: URL(fileURLWithPath: announcement))
+        let process = try SpawnedProcess(
+            TestPython.executable,
+            ["\(Self.fixtures)/server.py", "serve", self.directory.file("state"), "\(port ?? self.port)"],
+            stdout: .descriptor(listening.fileDescriptor),
+            stderr: .descriptor(log.fileDescriptor)
+        )
+        try listening.close()
+        try log.close()
         self.process = process
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
@@ -106,12 +106,9 @@ final class OIDCTestServer: @unchecked Sendable {
     func stop() async {
         guard let process = self.process else { return }
         self.process = nil
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning {
-            if ContinuousClock.now > deadline { kill(process.processIdentifier, SIGKILL) }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        process.terminate()
+        // SIGKILL after 10 s, and then the port is free once the kill has taken effect.
+        if (try? await process.exit(within: .seconds(10))) == nil { _ = try? await process.exit() }
     }
 
     func shutdown() async {
@@ -224,7 +221,7 @@ extension Trait where Self == OIDCServerScope {
 /// A program running in the background (the CLI waiting for a browser), with its output in files.
 final class BackgroundProcess: @unchecked Sendable {
     // @unchecked: the process is started in `init` and only waited on by the test that owns it.
-    private let process = Process()
+    private let process: SpawnedProcess
     private let directory: TestDirectory
 
     /// - Parameter environment: variables set on top of the test's environment, which has no display.
@@ -233,16 +230,21 @@ final class BackgroundProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: self.directory.file("out"), contents: nil)
         _ = FileManager.default.createFile(atPath: self.directory.file("err"), contents: nil)
         try self.directory.write("in", stdin)
-        self.process.executableURL = URL(fileURLWithPath: executable)
-        self.process.arguments = arguments
-        self.process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("out")))
-        self.process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("err")))
-        self.process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: self.directory.file("in")))
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("out")))
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("err")))
+        let input = try FileHandle(forReadingFrom: URL(fileURLWithPath: self.directory.file("in")))
         var inherited = ProcessInfo.processInfo.environment
         inherited["DISPLAY"] = nil
         inherited["WAYLAND_DISPLAY"] = nil
-        self.process.environment = inherited.merging(environment) { _, set in set }
-        try self.process.run()
+        self.process = try SpawnedProcess(
+            executable,
+            arguments,
+            environment: inherited.merging(environment) { _, set in set },
+            stdin: .descriptor(input.fileDescriptor),
+            stdout: .descriptor(output.fileDescriptor),
+            stderr: .descriptor(errors.fileDescriptor)
+        )
+        for handle in [input, output, errors] { try handle.close() }
     }
 
     var stdout: String { (try? String(contentsOfFile: self.directory.file("out"), encoding: .utf8)) ?? "" }
@@ -266,15 +268,11 @@ final class BackgroundProcess: @unchecked Sendable {
 
     /// Waits for the program to exit and returns its status; kills it after `timeout`.
     func exitStatus(within timeout: Duration = .seconds(30)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while self.process.isRunning {
-            if ContinuousClock.now > deadline {
-                self.process.terminate()
-                throw TestSupportError("still running after \(timeout); stderr:\n\(self.stderr)")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            return try await self.process.exit(within: timeout)
+        } catch {
+            throw TestSupportError("still running after \(timeout); stderr:\n\(self.stderr)")
         }
-        return self.process.terminationStatus
     }
 
     deinit {
@@ -290,7 +288,7 @@ final class TokenExchangeServer: @unchecked Sendable {
     // @unchecked: `process` and `issuer` are set once in `start`, before the server is handed to anyone.
     let directory: TestDirectory
     private(set) var issuer = ""
-    private var process: Process?
+    private var process: SpawnedProcess?
 
     private init() throws {
         self.directory = try TestDirectory()
@@ -313,19 +311,20 @@ final class TokenExchangeServer: @unchecked Sendable {
     }
 
     private func start(dpop: Bool) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPython.executable)
-        process.arguments =
-            [
-                "\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state"),
-            ] + (dpop ? ["--dpop"] : [])
         let announcement = self.directory.file("listening")
         _ = FileManager.default.createFile(atPath: announcement, contents: nil)
         _ = FileManager.default.createFile(atPath: self.directory.file("server.log"), contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: announcement))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("server.log")))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let listening = try FileHandle(forWritingTo: URL(fileURLWithPath: announcement))
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("server.log")))
+        let process = try SpawnedProcess(
+            TestPython.executable,
+            ["\(OIDCTestServer.fixtures)/exchange.py", "serve", self.directory.file("state")]
+                + (dpop ? ["--dpop"] : []),
+            stdout: .descriptor(listening.fileDescriptor),
+            stderr: .descriptor(log.fileDescriptor)
+        )
+        try listening.close()
+        try log.close()
         self.process = process
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
@@ -345,13 +344,9 @@ final class TokenExchangeServer: @unchecked Sendable {
     var log: String { (try? String(contentsOfFile: self.directory.file("server.log"), encoding: .utf8)) ?? "" }
 
     private func shutdown() async {
-        if let process = self.process, process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning {
-                if ContinuousClock.now > deadline { kill(process.processIdentifier, SIGKILL) }
-                try? await Task.sleep(for: .milliseconds(10))
-            }
+        if let process = self.process {
+            process.terminate()
+            _ = try? await process.exit(within: .seconds(10))
         }
         self.directory.remove()
     }

@@ -12,7 +12,7 @@ package final class DaemonProcess: @unchecked Sendable {
     package let stateDirectory: String
     package let configPath: String
     package let logPath: String
-    private var process: Process?
+    private var process: SpawnedProcess?
     private var logHandle: FileHandle?
     /// Whether this daemon holds one of the run's `DaemonSlots`.
     private var holdsSlot = false
@@ -83,21 +83,13 @@ package final class DaemonProcess: @unchecked Sendable {
         wrapper: [String] = [],
         waitForSocket: Bool = true
     ) async throws {
-        let process = Process()
         let usherd = try BuiltProducts.path(of: "usherd")
         let arguments =
             [
                 "--config", self.configPath, "--socket", self.socketPath, "--state-directory", self.stateDirectory,
                 "--log-level", "debug",
             ] + extraArguments
-        if let launcher = wrapper.first {
-            process.executableURL = URL(fileURLWithPath: launcher)
-            process.arguments = Array(wrapper.dropFirst()) + [usherd] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: usherd)
-            process.arguments = arguments
-        }
-        if let environment { process.environment = environment }
+        let command = wrapper.isEmpty ? [usherd] + arguments : wrapper + [usherd] + arguments
         try self.useCheapPasswordHashes()
         if !self.holdsSlot { self.holdsSlot = await DaemonSlots.shared.acquire() }
         if !FileManager.default.fileExists(atPath: self.logPath) {
@@ -105,11 +97,15 @@ package final class DaemonProcess: @unchecked Sendable {
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: self.logPath))
         try log.seekToEnd()
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
+        let process: SpawnedProcess
         do {
-            try process.run()
+            process = try SpawnedProcess(
+                command[0],
+                Array(command.dropFirst()),
+                environment: environment,
+                stdout: .descriptor(log.fileDescriptor),
+                stderr: .descriptor(log.fileDescriptor)
+            )
         } catch {
             await self.releaseSlot()
             throw error
@@ -162,21 +158,19 @@ package final class DaemonProcess: @unchecked Sendable {
             if !keepingSlot { await self.releaseSlot() }
             return 0
         }
-        if process.isRunning { kill(process.processIdentifier, signal) }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                if !keepingSlot { await self.releaseSlot() }
-                throw TestSupportError("usherd did not exit within \(timeout) after signal \(signal)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        process.signal(signal)
+        let status: Int32
+        do {
+            status = try await process.exit(within: timeout)
+        } catch {
+            if !keepingSlot { await self.releaseSlot() }
+            throw TestSupportError("usherd did not exit within \(timeout) after signal \(signal)")
         }
         self.process = nil
         try? self.logHandle?.close()
         self.logHandle = nil
         if !keepingSlot { await self.releaseSlot() }
-        return process.terminationStatus
+        return status
     }
 
     private func releaseSlot() async {

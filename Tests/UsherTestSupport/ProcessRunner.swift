@@ -16,41 +16,70 @@ package func runProcess(
     environment: [String: String]? = nil,
     timeout: Duration = hangGuard
 ) async throws -> ProcessOutput {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let input = Pipe()
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    try input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    async let stdoutData = readToEnd(output.fileHandleForReading)
-    async let stderrData = readToEnd(errors.fileHandleForReading)
+    let input = try ProcessPipe()
+    let output = try ProcessPipe()
+    let errors = try ProcessPipe()
+    let process = try SpawnedProcess(
+        executable,
+        arguments,
+        environment: environment,
+        stdin: .descriptor(input.reading.fileDescriptor),
+        stdout: .descriptor(output.writing.fileDescriptor),
+        stderr: .descriptor(errors.writing.fileDescriptor)
+    )
+    try input.reading.close()
+    try output.writing.close()
+    try errors.writing.close()
     let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-        if ContinuousClock.now > deadline {
-            process.terminate()
-            throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout)")
-        }
-        try await Task.sleep(for: .milliseconds(10))
+    async let stdoutData = readToEnd(output.reading, until: deadline)
+    async let stderrData = readToEnd(errors.reading, until: deadline)
+    // A program that exits without reading its input closes the pipe: that is not the test's failure.
+    try? input.writing.write(contentsOf: Data(stdin.utf8))
+    try? input.writing.close()
+    let status: Int32
+    do {
+        status = try await process.exit(within: timeout)
+    } catch {
+        throw TestSupportError("\(executable) \(arguments) did not finish within \(timeout)")
+    }
+    guard let stdout = await stdoutData, let stderr = await stderrData else {
+        throw TestSupportError("\(executable) \(arguments) exited, but something it started kept its output open")
     }
     return ProcessOutput(
-        status: process.terminationStatus,
-        stdout: String(decoding: await stdoutData, as: UTF8.self),
-        stderr: String(decoding: await stderrData, as: UTF8.self)
+        status: status,
+        stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: String(decoding: stderr, as: UTF8.self)
     )
 }
 
-/// Reads until end of file on a Dispatch thread: a blocking read must never occupy one of the few threads of the
-/// cooperative pool, which every other test shares.
-package func readToEnd(_ handle: FileHandle) async -> Data {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: handle.readDataToEndOfFile()) }
+/// Reads until end of file, or nil if there is none by `deadline` (a hang guard). The reading is a blocking `poll`
+/// and `read` on a thread of its own: it must never occupy one of the few threads of the cooperative pool, which
+/// every other test shares.
+package func readToEnd(_ handle: FileHandle, until deadline: ContinuousClock.Instant) async -> Data? {
+    let descriptor = handle.fileDescriptor
+    return await withCheckedContinuation { continuation in
+        let reader = Thread {
+            var data = Data()
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { return continuation.resume(returning: nil) }
+                var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let milliseconds =
+                    remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+                let ready = poll(&request, 1, Int32(clamping: max(milliseconds, 1)))
+                if ready < 0 && errno != EINTR { return continuation.resume(returning: data) }
+                guard ready > 0 else { continue }
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count == 0 { return continuation.resume(returning: data) }
+                if count < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    return continuation.resume(returning: data)
+                }
+                data.append(contentsOf: chunk[..<count])
+            }
+        }
+        reader.start()
     }
 }
 

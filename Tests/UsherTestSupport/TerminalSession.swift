@@ -8,35 +8,36 @@ import Synchronization
 /// The terminal comes from util-linux `script`, which makes the session leader and controlling terminal that
 /// Foundation's `Process` cannot; it passes what the test writes to the terminal, and the terminal's output back.
 package final class TerminalSession: Sendable {
-    private let process: Process
-    private let input: Pipe
-    private let output: Pipe
+    private let process: SpawnedProcess
+    private let input: ProcessPipe
+    private let output: ProcessPipe
     /// What the terminal showed; shared with the pipe's reading handler.
     private let shown = SharedText()
 
     /// Starts `executable` with `arguments` in a new terminal. `environment` is set on top of the test's own.
     package init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         let command = ([executable] + arguments).map(Self.shellQuoted).joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        // -q: no "Script started" banner; -e: script's exit status is the program's; -f: flush at once.
-        process.arguments = ["-q", "-e", "-f", "-c", command, "/dev/null"]
         var inherited = ProcessInfo.processInfo.environment
         inherited["TERM"] = "xterm"
         inherited["NO_COLOR"] = nil
-        process.environment = inherited.merging(environment) { _, set in set }
-        self.input = Pipe()
-        self.output = Pipe()
-        process.standardInput = self.input
-        process.standardOutput = self.output
-        process.standardError = self.output
-        self.process = process
+        self.input = try ProcessPipe()
+        self.output = try ProcessPipe()
         let shown = self.shown
-        self.output.fileHandleForReading.readabilityHandler = { handle in
+        self.output.reading.readabilityHandler = { handle in
             let data = handle.availableData
             shown.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
-        try process.run()
+        // -q: no "Script started" banner; -e: script's exit status is the program's; -f: flush at once.
+        self.process = try SpawnedProcess(
+            "/usr/bin/script",
+            ["-q", "-e", "-f", "-c", command, "/dev/null"],
+            environment: inherited.merging(environment) { _, set in set },
+            stdin: .descriptor(self.input.reading.fileDescriptor),
+            stdout: .descriptor(self.output.writing.fileDescriptor),
+            stderr: .descriptor(self.output.writing.fileDescriptor)
+        )
+        try self.input.reading.close()
+        try self.output.writing.close()
     }
 
     /// Everything the terminal has shown so far (the program's output, and the echo of what was typed).
@@ -53,7 +54,7 @@ package final class TerminalSession: Sendable {
 
     /// Types `text` (add "\n" for Enter).
     package func type(_ text: String) throws {
-        try self.input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        try self.input.writing.write(contentsOf: Data(text.utf8))
     }
 
     /// Sends Ctrl-C (the terminal turns it into SIGINT for the program).
@@ -69,9 +70,11 @@ package final class TerminalSession: Sendable {
             self.process.terminate()
             throw TestSupportError("still running; the terminal showed:\n\(self.text)")
         }
-        self.output.fileHandleForReading.readabilityHandler = nil
+        self.output.reading.readabilityHandler = nil
         // What was written before the exit and not yet handed to the handler.
-        let rest = self.output.fileHandleForReading.readDataToEndOfFile()
+        guard let rest = await readToEnd(self.output.reading, until: ContinuousClock.now + hangGuard) else {
+            throw TestSupportError("the program exited, but something it started kept the terminal open")
+        }
         self.shown.text.withLock { $0 += String(decoding: rest, as: UTF8.self) }
         return self.process.terminationStatus
     }
@@ -83,7 +86,7 @@ package final class TerminalSession: Sendable {
 
     deinit {
         if self.process.isRunning { self.process.terminate() }
-        try? self.input.fileHandleForWriting.close()
+        try? self.input.writing.close()
     }
 }
 
