@@ -134,7 +134,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench deb test-package test-package-as-root test-static man completions
-.PHONY: libusher test-libusher test-varlink check-no-foundation
+.PHONY: libusher test-libusher test-varlink check-no-foundation before-usherd
 
 all: build libusher
 
@@ -376,7 +376,18 @@ load: deps
 # --baseline-usher DIR/usher" adds other binaries' footprint beside. Not part of make test.
 BENCH_DIR := $(CURDIR)/.build/bench
 BENCH_ARGS ?=
-bench: test-deps
+# make bench BEFORE=<commit>: also the read and write workloads of that commit's usherd side by side with this one's,
+# in the same run (bench/compare.py). Its usherd is built (release, minutes) from the commit's tree in .build/before.
+BEFORE ?=
+BEFORE_DIR = $(CURDIR)/.build/before/$(BEFORE)
+BEFORE_USHERD = $(BEFORE_DIR)/.build/release/usherd
+before-usherd:
+	@test -n "$(BEFORE)" || { echo "make before-usherd BEFORE=<commit>"; exit 2; }
+	@mkdir -p $(BEFORE_DIR)
+	git archive $(BEFORE) | tar -x -C $(BEFORE_DIR)
+	cd $(BEFORE_DIR) && $(SWIFT) build -c release --static-swift-stdlib --product usherd
+
+bench: test-deps $(if $(BEFORE),before-usherd)
 	$(call apt_install,openssh-client)
 	$(RELEASE_BUILD) --product usherd
 	$(RELEASE_BUILD) --product usher
@@ -390,7 +401,7 @@ bench: test-deps
 	$(MAKE) --no-print-directory deb DEB_QUICK=yes DEB_LINTIAN=no DEB_DIR=$(BENCH_DIR)/deb DEB_OUT=$(BENCH_DIR)
 	$(TEST_PYTHON) bench/bench.py --usherd .build/release/usherd --usher .build/release/usher \
 	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho --deb $(BENCH_DIR)/usher_$(VERSION)_$(DEB_ARCH).deb \
-	  $(BENCH_ARGS)
+	  $(if $(BEFORE),--before $(BEFORE_USHERD)) $(BENCH_ARGS)
 
 clean:
 	rm -rf .build $(RUN_DIR)

@@ -27,6 +27,7 @@ import time
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 
+from compare import Comparison
 from footprint import Footprint
 
 
@@ -356,7 +357,8 @@ class Bench:
         if self.args.memory_only:
             self.memory()
             return
-        Footprint(self).run()
+        if not self.args.before_only:
+            Footprint(self).run()
         if self.args.footprint_only:
             return
         echo_path = os.path.join(self.directory, "echo.sock")
@@ -374,6 +376,10 @@ class Bench:
         print(f"client check: rtload (one epoll thread) drives the echo server at {fast['rate']:.0f} req/s over 16 "
               f"connections")
         print()
+        if self.args.before:
+            Comparison(self, self.args.before).run()
+            if self.args.before_only:
+                return
         usherd, sock, _ = self.start_usherd("few", "[daemon]\npassword_hash_cost = 10\n")
         user_ids = []
         for index in range(5):
@@ -465,6 +471,9 @@ def main():
     parser.add_argument("--baseline-usherd", help="another usherd (an earlier release) for the footprint table")
     parser.add_argument("--baseline-usher", help="its usher")
     parser.add_argument("--baseline-deb", help="its package")
+    parser.add_argument("--before", help="the usherd of an earlier commit: its read and write workloads side by side with "
+                        "--usherd's, in one run (bench/compare.py; make bench BEFORE=<commit> builds it)")
+    parser.add_argument("--before-only", action="store_true", help="with --before: that table only")
     parser.add_argument("--memory-only", action="store_true",
                         help="only idle and list_users paging memory at --users users, without and with profiles")
     bench = Bench(parser.parse_args())
