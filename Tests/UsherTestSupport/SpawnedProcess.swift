@@ -72,10 +72,10 @@ package final class SpawnedProcess: Sendable {
         try Self.check(posix_spawnattr_setflags(&attributes, Int16(flags)), "setflags")
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         let envp =
             (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
+        defer { for variable in envp { free(variable) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard spawned == 0 else {
