@@ -377,7 +377,7 @@ class Bench:
               f"connections")
         print()
         if self.args.before:
-            Comparison(self, self.args.before).run()
+            Comparison(self, self.args.before, self.args.before_rounds).run()
             if self.args.before_only:
                 return
         usherd, sock, _ = self.start_usherd("few", "[daemon]\npassword_hash_cost = 10\n")
@@ -474,6 +474,8 @@ def main():
     parser.add_argument("--before", help="the usherd of an earlier commit: its read and write workloads side by side with "
                         "--usherd's, in one run (bench/compare.py; make bench BEFORE=<commit> builds it)")
     parser.add_argument("--before-only", action="store_true", help="with --before: that table only")
+    parser.add_argument("--before-rounds", type=int, default=3,
+                        help="with --before: rounds of before, after, after, before per figure (medians)")
     parser.add_argument("--memory-only", action="store_true",
                         help="only idle and list_users paging memory at --users users, without and with profiles")
     bench = Bench(parser.parse_args())
