@@ -193,7 +193,8 @@ format:
 
 test: test-deps lint
 	$(SWIFT) build --build-tests
-	USHER_TEST_PYTHON=$(TEST_PYTHON) $(SWIFT) test --skip-build --disable-xctest
+	@# A deadline that names the tests still running, should one hang past every guard of its own.
+	USHER_TEST_PYTHON=$(TEST_PYTHON) python3 tools/test-deadline.py $(SWIFT) test --skip-build --disable-xctest
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-varlink
 	$(MAKE) --no-print-directory test-libusher
