@@ -106,6 +106,10 @@ extension JOSETests {
 
     static let quietLogger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    // The sources' request timeout in these tests, 60 s, is a hang guard: a fetch from the loopback server that takes
+    // longer on a loaded machine must not read as an unavailable key set. (The server that went away refuses the
+    // connection at once, without waiting for it.)
+
     @Test func urlKeysAreCachedRefetchedForUnknownKidsAndServedWhenTheServerIsDown() async throws {
         let first = try TestIssuerKey.rsa(kid: "one")
         let second = TestIssuerKey.p256(kid: "two")
@@ -114,7 +118,7 @@ extension JOSETests {
             let source = JWKSSource.url(
                 server.url("jwks.json"),
                 httpClient: client,
-                timeout: .seconds(5),
+                timeout: .seconds(60),
                 logger: Self.quietLogger,
                 refetchInterval: .zero
             )
@@ -159,7 +163,12 @@ extension JOSETests {
 
             // A source that never fetched anything: unavailable.
             let cold = JWTVerifier(
-                keys: .url(server.url("jwks.json"), httpClient: client, timeout: .seconds(5), logger: Self.quietLogger),
+                keys: .url(
+                    server.url("jwks.json"),
+                    httpClient: client,
+                    timeout: .seconds(60),
+                    logger: Self.quietLogger
+                ),
                 policy: Self.policy(),
                 clock: ManualClock()
             )
@@ -177,7 +186,12 @@ extension JOSETests {
         let second = TestIssuerKey.p256(kid: "two")
         try await Self.withKeyServer([first]) { directory, server, client in
             let verifier = JWTVerifier(
-                keys: .url(server.url("jwks.json"), httpClient: client, timeout: .seconds(5), logger: Self.quietLogger),
+                keys: .url(
+                    server.url("jwks.json"),
+                    httpClient: client,
+                    timeout: .seconds(60),
+                    logger: Self.quietLogger
+                ),
                 policy: Self.policy(),
                 clock: ManualClock()
             )
@@ -203,7 +217,7 @@ extension JOSETests {
                 keys: .url(
                     "http://auth.example.com:\(server.port)/jwks.json",
                     httpClient: client,
-                    timeout: .seconds(5),
+                    timeout: .seconds(60),
                     logger: Self.quietLogger
                 ),
                 policy: Self.policy(),
