@@ -9,7 +9,8 @@ import UsherProtocol
 /// Why records are coalesced: a program asks for a token before every API call it makes, and a peer without
 /// permission can loop a request it may not make; a line per request would make the log the daemon's main cost and
 /// let a peer flood it. So identical records (same peer uid and pid, action, user, outcome and, for a token, the
-/// same token, identified by its expiry) are coalesced, whatever the outcome: the first is written, repeats within
+/// same token, identified by its expiry and, for a narrowed one, its audience and scopes: `distinguishingDetails`)
+/// are coalesced, whatever the outcome: the first is written, repeats within
 /// `window` only increment a counter, and when the window ends one summary line with the first one's fields says how
 /// many there were (`repeated=N`). Different records (every login, switch, logout, ...) are each written.
 ///
@@ -35,7 +36,13 @@ package final class AuditLog: Sendable {
         var userID: String?
         /// Which token was handed out (its expiry in milliseconds): another token is another record.
         var token: Int64?
+        /// The values of `distinguishingDetails` in the record's details ("" where absent).
+        var distinguishing: [String]
     }
+
+    /// Details that tell records apart, where every other detail is written with the first record and not compared:
+    /// two tokens narrowed for different audiences or scopes are two tokens, even when they expire together.
+    package static let distinguishingDetails = ["token.audience", "token.scopes"]
 
     /// A record being counted.
     fileprivate struct Entry {
@@ -93,7 +100,8 @@ package final class AuditLog: Sendable {
     /// - Parameters:
     ///   - tokenExpiresAt: for a token handed out, its expiry: it tells tokens apart without the token.
     ///   - details: fields written with the first record of a window and not compared (a lease's id: a program
-    ///     taking a lease again and again is one record and a count, not a line per lease).
+    ///     taking a lease again and again is one record and a count, not a line per lease), except those of
+    ///     `distinguishingDetails`.
     package func record(
         action: String,
         userID: String?,
@@ -112,7 +120,8 @@ package final class AuditLog: Sendable {
             action: action,
             outcome: outcome,
             userID: userID.map(Self.bounded),
-            token: tokenExpiresAt?.millisecondsSinceEpoch
+            token: tokenExpiresAt?.millisecondsSinceEpoch,
+            distinguishing: details.isEmpty ? [] : Self.distinguishingDetails.map { details[$0].map { "\($0)" } ?? "" }
         )
         let now = self.now()
         // The common case, a repeat, is one lookup and an increment under the lock.

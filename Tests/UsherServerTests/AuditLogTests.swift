@@ -157,6 +157,40 @@ struct AuditLogTests {
         #expect(records.all.last?.metadata["repeated"] == "1")
     }
 
+    @Test func tokensNarrowedDifferentlyAreDifferentRecordsEvenWhenTheyExpireTogether() {
+        let records = LogRecorder()
+        let audit = AuditLog(now: TestTime().source)
+        func narrowed(_ audience: String, _ scopes: String, lease: String = "") {
+            var details: Logger.Metadata = ["token.audience": "\(audience)", "token.scopes": "\(scopes)"]
+            if !lease.isEmpty { details["lease"] = "\(lease)" }
+            audit.record(
+                action: "access_token",
+                userID: "u_1",
+                outcome: "ok",
+                peer: Self.peer,
+                executable: "/opt/kiosk/bank",
+                logger: records.logger(),
+                tokenExpiresAt: Timestamp(millisecondsSinceEpoch: 1_000),
+                details: details
+            )
+        }
+        narrowed("https://bank.example", "balance")
+        narrowed("https://bank.example", "balance")
+        narrowed("https://bank.example", "balance transfer")
+        narrowed("https://media.example", "balance")
+        // A detail that is not compared does not make another record.
+        narrowed("https://media.example", "balance", lease: "l_9")
+        audit.flush()
+        #expect(
+            records.all.map { [$0.metadata["token.audience"], $0.metadata["token.scopes"]] } == [
+                ["https://bank.example", "balance"], ["https://bank.example", "balance transfer"],
+                ["https://media.example", "balance"],
+            ]
+        )
+        audit.flush(all: true)
+        #expect(records.all.compactMap { $0.metadata["repeated"] } == ["1", "1"])
+    }
+
     @Test func theServiceWritesAFirstRecordAsSoonAsItIsRecorded() async throws {
         let records = LogRecorder()
         // A window of an hour: the service's timer (a quarter window) cannot be what writes the record within the
