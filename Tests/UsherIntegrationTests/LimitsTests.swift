@@ -74,7 +74,7 @@ struct LimitsTests {
             }
             #expect(disconnected)
             // Everything it had been sent ends with the connection closing.
-            slow.timeout = .seconds(10)
+            slow.timeout = hangGuard
             while try await slow.readLine() != nil {}
             // Other clients never noticed, and the slow one is released.
             try await eventually {

@@ -186,7 +186,7 @@ struct OIDCIntegrationTests {
 
             // Declined at the provider: login_wait says access_denied.
             let client = try daemon.connect()
-            client.timeout = .seconds(30)
+            client.timeout = hangGuard
             let begun = try await client.result("login_begin", ["provider": "device", "type": "device_code"])
             let loginID = try #require(begun["login_id"]?.stringValue)
             #expect(begun["status"] == "pending")
@@ -280,7 +280,6 @@ struct OIDCIntegrationTests {
         let server = try Self.server()
         try await DaemonProcess.with(config: server.providers()) { daemon in
             let watcher = try daemon.connect()
-            watcher.timeout = .seconds(20)
             _ = try await watcher.result("subscribe", ["events": ["token_refreshed", "user_logged_out"]])
             let client = try daemon.connect()
             let login = try await client.result(

@@ -47,7 +47,7 @@ struct OIDCProviderOutageTests {
         try await OIDCTestServer.with { server in
             try await DaemonProcess.with(config: server.providers()) { daemon in
                 let watcher = try daemon.connect()
-                watcher.timeout = .seconds(40)
+                watcher.timeout = hangGuard
                 _ = try await watcher.result(
                     "subscribe",
                     ["events": ["token_refreshed", "refresh_failed", "user_logged_out"]]

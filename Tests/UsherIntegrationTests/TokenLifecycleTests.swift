@@ -135,7 +135,7 @@ struct TokenLifecycleTests {
             #expect(try await watcher.nextEvent()["data"]?["user_id"]?.stringValue == shortID)
 
             // Three seconds after login the short session ends by itself, without any request.
-            watcher.timeout = .seconds(10)
+            watcher.timeout = hangGuard
             let loggedOut = try await watcher.nextEvent()
             #expect(loggedOut["event"] == "user_logged_out")
             #expect(loggedOut["data"] == ["user_id": .string(shortID), "reason": "refresh_token_expired"])
