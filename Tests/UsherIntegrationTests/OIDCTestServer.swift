@@ -83,7 +83,7 @@ final class OIDCTestServer: @unchecked Sendable {
         try listening.close()
         try log.close()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + hangGuard
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: announcement, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
@@ -97,7 +97,7 @@ final class OIDCTestServer: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestSupportError("the OpenID Connect test server did not start within 30 s:\n\(self.log)")
+        throw TestSupportError("the OpenID Connect test server did not start within \(hangGuard):\n\(self.log)")
     }
 
     var log: String { (try? String(contentsOfFile: self.logPath, encoding: .utf8)) ?? "" }
@@ -150,7 +150,7 @@ final class OIDCTestServer: @unchecked Sendable {
 
     /// The scripted person at a browser (`browser.py`).
     func browser(_ arguments: [String]) async throws -> ProcessOutput {
-        try await Self.python(["browser.py"] + arguments, timeout: .seconds(30))
+        try await Self.python(["browser.py"] + arguments)
     }
 
     /// The `[providers.*]` sections for this server: one provider per client. Secrets are files next to the
@@ -251,7 +251,7 @@ final class BackgroundProcess: @unchecked Sendable {
     var stderr: String { (try? String(contentsOfFile: self.directory.file("err"), encoding: .utf8)) ?? "" }
 
     /// Waits until a line of stderr satisfies `predicate`, and returns it.
-    func stderrLine(within timeout: Duration = .seconds(20), where predicate: (String) -> Bool) async throws -> String {
+    func stderrLine(within timeout: Duration = hangGuard, where predicate: (String) -> Bool) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let line = self.stderr.split(separator: "\n").map(String.init).first(where: predicate) { return line }
@@ -267,7 +267,7 @@ final class BackgroundProcess: @unchecked Sendable {
     }
 
     /// Waits for the program to exit and returns its status; kills it after `timeout`.
-    func exitStatus(within timeout: Duration = .seconds(30)) async throws -> Int32 {
+    func exitStatus(within timeout: Duration = hangGuard) async throws -> Int32 {
         do {
             return try await self.process.exit(within: timeout)
         } catch {
@@ -326,7 +326,7 @@ final class TokenExchangeServer: @unchecked Sendable {
         try listening.close()
         try log.close()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + hangGuard
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: announcement, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }) {
@@ -338,7 +338,7 @@ final class TokenExchangeServer: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestSupportError("the token exchange server did not start within 30 s:\n\(self.log)")
+        throw TestSupportError("the token exchange server did not start within \(hangGuard):\n\(self.log)")
     }
 
     var log: String { (try? String(contentsOfFile: self.directory.file("server.log"), encoding: .utf8)) ?? "" }

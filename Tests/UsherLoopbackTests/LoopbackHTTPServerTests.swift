@@ -75,14 +75,14 @@ struct LoopbackHTTPServerTests {
         let callback = Self.exchange("GET /callback?code=abc HTTP/1.1\r\nHost: localhost\r\n\r\n", port: port)
         #expect(callback.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(callback.hasSuffix("done"))
-        #expect(try await server.outcome(within: .seconds(30)) == "abc")
+        #expect(try await server.outcome(within: .seconds(60)) == "abc")
         await server.close()
     }
 
     @Test func anErrorOutcomeIsThrownAndTheWaitTimesOut() async throws {
         let refusing = try await Self.start()
         _ = Self.exchange("GET /callback?code=refuse HTTP/1.1\r\n\r\n", port: try #require(refusing.port))
-        await #expect(throws: Refused.self) { try await refusing.outcome(within: .seconds(30)) }
+        await #expect(throws: Refused.self) { try await refusing.outcome(within: .seconds(60)) }
         await refusing.close()
 
         let waiting = try await Self.start()

@@ -124,7 +124,7 @@ struct Harness {
 /// Polls `condition` until it holds; records an issue and returns false after `timeout` of real time.
 func waitUntil(
     _ what: Comment,
-    timeout: Duration = .seconds(40),
+    timeout: Duration = hangGuard,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async -> Bool
 ) async -> Bool {
