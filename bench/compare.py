@@ -67,7 +67,7 @@ class Comparison:
         after = self.daemon("after", bench.args.usherd, jwt_config)
         print(f"before/after: {self.before} (before) beside {bench.args.usherd} (after), {bench.args.seconds:g} s per "
               "figure, in the order before, after, after, before; "
-              f"{self.rounds} rounds, medians")
+              f"{self.rounds} round{'s' if self.rounds != 1 else ''}, medians")
         rows = []
         for connections in (1, 16, 64):
             for method, line in READS.items():
