@@ -117,28 +117,12 @@ package final class LineConnection {
         try await self.awaitInput(until: ContinuousClock.now + self.timeout, waitingFor: "input")
     }
 
-    /// Returns once the socket has input (or the peer closed it), throwing at `deadline` (a hang guard). Never blocks a
-    /// thread of the cooperative pool: the wait is a blocking `poll` on a thread of its own, which resumes the task
-    /// the moment input arrives.
+    /// Returns once the socket has input (or the peer closed it), throwing at `deadline` (a hang guard), without
+    /// blocking a thread of the cooperative pool (`awaitReadable`).
     private func awaitInput(until deadline: ContinuousClock.Instant, waitingFor what: String) async throws {
-        let descriptor = self.descriptor
-        let ready = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let waiter = Thread {
-                while true {
-                    let remaining = deadline - ContinuousClock.now
-                    guard remaining > .zero else { return continuation.resume(returning: false) }
-                    let (seconds, attoseconds) = remaining.components
-                    let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
-                    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                    let result = poll(&poller, 1, milliseconds)
-                    if result < 0, errno == EINTR { continue }
-                    // Input, the peer's end, or an error on the socket: the read that follows tells which.
-                    return continuation.resume(returning: result != 0)
-                }
-            }
-            waiter.start()
+        guard await awaitReadable(self.descriptor, until: deadline) else {
+            throw TestSupportError("no \(what) from usherd within \(self.timeout)")
         }
-        guard ready else { throw TestSupportError("no \(what) from usherd within \(self.timeout)") }
     }
 
     /// A complete line if one has arrived, without waiting; nil when none has (yet). Throws when the daemon closed

@@ -52,35 +52,22 @@ package func runProcess(
     )
 }
 
-/// Reads until end of file, or nil if there is none by `deadline` (a hang guard). The reading is a blocking `poll`
-/// and `read` on a thread of its own: it must never occupy one of the few threads of the cooperative pool, which
-/// every other test shares.
+/// Reads until end of file, or nil if there is none by `deadline` (a hang guard). Each wait for input is
+/// `awaitReadable`'s, off the cooperative pool; each read then finds input or the end, and does not block.
 package func readToEnd(_ handle: FileHandle, until deadline: ContinuousClock.Instant) async -> Data? {
     let descriptor = handle.fileDescriptor
-    return await withCheckedContinuation { continuation in
-        let reader = Thread {
-            var data = Data()
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let remaining = deadline - ContinuousClock.now
-                guard remaining > .zero else { return continuation.resume(returning: nil) }
-                var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let milliseconds =
-                    remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
-                let ready = poll(&request, 1, Int32(clamping: max(milliseconds, 1)))
-                if ready < 0 && errno != EINTR { return continuation.resume(returning: data) }
-                guard ready > 0 else { continue }
-                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count == 0 { return continuation.resume(returning: data) }
-                if count < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
-                    return continuation.resume(returning: data)
-                }
-                data.append(contentsOf: chunk[..<count])
-            }
+    var data = Data()
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while await awaitReadable(descriptor, until: deadline) {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count == 0 { return data }
+        if count < 0 {
+            if errno == EINTR || errno == EAGAIN { continue }
+            return data
         }
-        reader.start()
+        data.append(contentsOf: chunk[..<count])
     }
+    return nil
 }
 
 /// Starts the built usherd on `config` in a fresh directory and expects it to refuse: exit status 78, with a message

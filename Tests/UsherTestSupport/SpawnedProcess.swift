@@ -10,7 +10,8 @@ import Synchronization
 /// inherits the write end of another test's pipe keeps that test waiting for end of file until the daemon exits; one
 /// that inherits the socket keeps `isRunning` true after the other test's program exited. This type spawns with
 /// `posix_spawn`, closes every descriptor above 2 in the child (`posix_spawn_file_actions_addclosefrom_np`), makes its
-/// pipes close-on-exec, and learns of the exit with `waitpid`, so nothing of one test reaches another test's programs.
+/// pipes close-on-exec, and learns of the exit from a pidfd (readable when the process exits) and `waitpid`, so
+/// nothing of one test reaches another test's programs.
 ///
 /// (Not swift-subprocess, which the daemon uses for hooks: its API runs a program within a closure's scope, and the
 /// tests keep daemons and servers running across scopes, restart them and signal them.)
@@ -26,6 +27,8 @@ package final class SpawnedProcess: Sendable {
     }
 
     package let processIdentifier: pid_t
+    /// Readable once the process has exited (`pidfd_open`, close-on-exec): `exit(within:)` waits on it.
+    private let pidfd: Int32
     private let status = Mutex<Int32?>(nil)
 
     /// Starts `executable` with `arguments`, in a process group of its own (as Foundation's `Process` does), with
@@ -81,7 +84,19 @@ package final class SpawnedProcess: Sendable {
         guard spawned == 0 else {
             throw TestSupportError("could not start \(executable): \(String(cString: strerror(spawned)))")
         }
+        // The child is not reaped before `isRunning` reaps it, so its pid cannot name another process yet.
+        guard let pidfdOpen = Self.pidfdOpen else { throw TestSupportError("pidfd_open is missing: glibc 2.36 needed") }
+        let pidfd = pidfdOpen(pid, 0)
+        guard pidfd >= 0 else {
+            _ = kill(pid, SIGKILL)
+            throw TestSupportError("pidfd_open: \(String(cString: strerror(errno)))")
+        }
         self.processIdentifier = pid
+        self.pidfd = pidfd
+    }
+
+    deinit {
+        close(self.pidfd)
     }
 
     /// Whether the program is still running (it has not exited, or was not reaped yet).
@@ -122,16 +137,15 @@ package final class SpawnedProcess: Sendable {
         self.signal(SIGTERM)
     }
 
-    /// Waits for the program to exit and returns its `terminationStatus`; sends SIGKILL and throws after `timeout`.
+    /// Waits for the program to exit (its pidfd turns readable) and returns its `terminationStatus`; sends SIGKILL and
+    /// throws after `timeout`, a hang guard.
     @discardableResult
     package func exit(within timeout: Duration = hangGuard) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while self.isRunning {
-            guard ContinuousClock.now < deadline else {
+        if self.isRunning {
+            guard await awaitReadable(self.pidfd, until: ContinuousClock.now + timeout), !self.isRunning else {
                 self.signal(SIGKILL)
                 throw TestSupportError("process \(self.processIdentifier) did not exit within \(timeout)")
             }
-            try await Task.sleep(for: .milliseconds(10))
         }
         return self.terminationStatus
     }
@@ -144,6 +158,11 @@ package final class SpawnedProcess: Sendable {
 
     /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, which the Glibc module does not declare.
     private static let addCloseFrom: AddCloseFrom? = libcFunction("posix_spawn_file_actions_addclosefrom_np")
+
+    private typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+
+    /// glibc 2.36's `pidfd_open`, which the Glibc module does not declare either.
+    private static let pidfdOpen: PidfdOpen? = libcFunction("pidfd_open")
 }
 
 /// A function of the C library that the Glibc module does not declare (it is not built with `_GNU_SOURCE`).

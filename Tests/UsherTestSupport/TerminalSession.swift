@@ -64,10 +64,10 @@ package final class TerminalSession: Sendable {
 
     /// Waits for the program to exit and returns its exit status; it is killed after the hang guard.
     package func exitStatus() async throws -> Int32 {
+        let status: Int32
         do {
-            try await eventually { !self.process.isRunning }
+            status = try await self.process.exit()
         } catch {
-            self.process.terminate()
             throw TestSupportError("still running; the terminal showed:\n\(self.text)")
         }
         self.output.reading.readabilityHandler = nil
@@ -76,7 +76,7 @@ package final class TerminalSession: Sendable {
             throw TestSupportError("the program exited, but something it started kept the terminal open")
         }
         self.shown.text.withLock { $0 += String(decoding: rest, as: UTF8.self) }
-        return self.process.terminationStatus
+        return status
     }
 
     /// Quoted for `sh -c`: in single quotes, each single quote written as `'\''`.
