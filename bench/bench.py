@@ -119,6 +119,17 @@ class Bench:
         figures = dict(zip(output[0::2], output[1::2]))
         return {key: float(value) for key, value in figures.items()}
 
+    def register_users(self, sock, count):
+        """Registers `count` email/password accounts and logs each in; returns their user ids, in order."""
+        user_ids = []
+        for index in range(count):
+            email = f"p{index}@example.com"
+            self.call(sock, {"method": "register", "params": {"email": email, "password": "secret123"}})
+            login = self.call(sock, {"method": "login", "params": {"credentials": {
+                "type": "email_password", "email": email, "password": "secret123"}}})
+            user_ids.append(login["user"]["id"])
+        return user_ids
+
     # -- workloads ---------------------------------------------------------------------------------------------
 
     def reads(self, few, many, echo, agent):
@@ -381,12 +392,7 @@ class Bench:
             if self.args.before_only:
                 return
         usherd, sock, _ = self.start_usherd("few", "[daemon]\npassword_hash_cost = 10\n")
-        user_ids = []
-        for index in range(5):
-            self.call(sock, {"method": "register", "params": {"email": f"p{index}@example.com", "password": "secret123"}})
-            login = self.call(sock, {"method": "login", "params": {"credentials": {
-                "type": "email_password", "email": f"p{index}@example.com", "password": "secret123"}}})
-            user_ids.append(login["user"]["id"])
+        user_ids = self.register_users(sock, 5)
 
         # The large device runs alongside the small one (idle while the other is measured).
         self.seed("many", self.args.users)

@@ -31,14 +31,7 @@ class Comparison:
         """A daemon with five registered, logged-in users and the jwt credential; returns (socket, user ids)."""
         config = "[daemon]\npassword_hash_cost = 10\n" + jwt_config
         _, sock, _ = self.bench.start_usherd(name, config, usherd=usherd)
-        users = []
-        for index in range(5):
-            email = f"p{index}@example.com"
-            self.bench.call(sock, {"method": "register", "params": {"email": email, "password": "secret123"}})
-            login = self.bench.call(sock, {"method": "login", "params": {"credentials": {
-                "type": "email_password", "email": email, "password": "secret123"}}})
-            users.append(login["user"]["id"])
-        return sock, users
+        return sock, self.bench.register_users(sock, 5)
 
     def requests_file(self, name, lines):
         path = os.path.join(self.bench.directory, name)
