@@ -67,7 +67,7 @@ class Comparison:
                 rounds = self.abba(before, after, lambda side, _: bench.load(side[0], connections, "line", line))
                 rows.append((method, connections, rounds))
         # Writes: switch_user among the five users (each daemon has its own user ids), and a login with a new user
-        # each (each run its own quarter of the requests, so that every login adds a user on both daemons).
+        # each (each run its own share of the requests, so that every login adds a user on both daemons).
         switch_files = {}
         for side, name in ((before, "before"), (after, "after")):
             switch_files[side[0]] = self.requests_file(f"switch-{name}.requests", (
