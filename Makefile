@@ -31,8 +31,8 @@ SOCKET := $(RUN_DIR)/usher.sock
 BIN := $(CURDIR)/.build/debug
 
 # What the build needs (Debian packages): SQLite's headers and library for the store (Sources/CSQLite), libsystemd for
-# sd_notify and sd-login.
-BUILD_APT_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config
+# sd_notify and sd-login, libcurl for the daemon's requests to identity providers (Sources/UsherHTTP).
+BUILD_APT_PACKAGES := libsqlite3-dev libsystemd-dev libcurl4-openssl-dev pkg-config
 # libusher, the C client library: json-c parses the daemon's answers.
 BUILD_APT_PACKAGES += libjson-c-dev
 # What only the tests need: socat for the by-hand examples, systemd for systemd-analyze and systemd-socket-activate,
@@ -99,7 +99,7 @@ export PKG_CONFIG := env PKG_CONFIG_LIBDIR=/usr/lib/$(DEB_HOST_MULTIARCH)/pkgcon
 export OBJCOPY := $(GNU_TYPE)-objcopy
 export STRIP := $(GNU_TYPE)-strip
 CROSS_APT_PACKAGES := gcc-$(GNU_TYPE) binutils-$(GNU_TYPE) libc6:$(ARCH) libstdc++6:$(ARCH) libgcc-s1:$(ARCH) \
-  libsqlite3-0:$(ARCH) libsystemd0:$(ARCH) zlib1g:$(ARCH) libjson-c-dev:$(ARCH)
+  libsqlite3-0:$(ARCH) libsystemd0:$(ARCH) libcurl4:$(ARCH) zlib1g:$(ARCH) libjson-c-dev:$(ARCH)
 endif
 
 PREFIX ?= /usr/local

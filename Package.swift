@@ -23,7 +23,6 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
@@ -78,10 +77,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UsherHTTP",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 "CUsherLinux",
@@ -112,6 +110,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        /// libcurl, from the system (Debian's libcurl4): the HTTP client for identity providers.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        /// Requests to identity providers: one thread and one libcurl multi handle for all of them.
+        .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.
         .systemLibrary(name: "CUsherLinux"),
         .systemLibrary(
@@ -124,7 +130,7 @@ let package = Package(
             dependencies: [
                 "CSystemd",
                 "CUsherLinux",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UsherHTTP",
                 "UsherCore",
                 "UsherProtocol",
                 "UsherStore",
@@ -232,7 +238,7 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UsherHTTP",
             ],
             swiftSettings: strict
         ),

@@ -47,8 +47,6 @@ usher ($version) unstable; urgency=medium
 CHANGELOG
 gzip -9nc "$work/src/debian/changelog" > "$doc/changelog.gz"
 chmod 0644 "$doc/changelog.gz"
-# What lintian reports that is on purpose, with the reasons (packaging/debian/lintian-overrides).
-install -D -m 0644 "$here/debian/lintian-overrides" "$package/usr/share/lintian/overrides/usher"
 # Man pages, when make install put some there, compressed as Debian wants them.
 if [ -d "$package/usr/share/man" ]; then
 	find "$package/usr/share/man" -type f ! -name '*.gz' -exec gzip -9n {} +

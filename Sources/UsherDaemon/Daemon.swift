@@ -1,10 +1,10 @@
-import AsyncHTTPClient
 import CUsherLinux
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import UsherCore
+import UsherHTTP
 import UsherProviders
 import UsherServer
 import UsherStore
@@ -79,8 +79,9 @@ package struct Daemon {
         // Password hashing is CPU-heavy: it gets threads of its own, off the event loops and the cooperative pool.
         let hashingPool = NIOThreadPool(numberOfThreads: max(1, min(4, System.coreCount)))
         hashingPool.start()
-        // One HTTP client for every provider (JWK sets now, OpenID Connect later): connections are pooled across them.
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .providers)
+        // One HTTP transport for every provider (OpenID Connect, JWK sets, introspection): its connections are kept
+        // and reused across them.
+        let httpClient = HTTPTransport()
         let parts = ProviderParts(
             database: database,
             signer: signer,
@@ -99,11 +100,11 @@ package struct Daemon {
         do {
             try await self.serve(parts)
         } catch {
-            try? await httpClient.shutdown()
+            httpClient.shutdown()
             try? await hashingPool.shutdownGracefully()
             throw error
         }
-        try? await httpClient.shutdown()
+        httpClient.shutdown()
         try? await hashingPool.shutdownGracefully()
     }
 
@@ -114,7 +115,7 @@ package struct Daemon {
         var hasher: PasswordHasher
         var clock: SystemClock
         /// Shared by every provider; shut down when the daemon stops.
-        var httpClient: HTTPClient
+        var httpClient: HTTPTransport
         var logger: Logger
         /// OpenID Connect providers outlive a reload that keeps their settings (discovery, logins under way).
         var oidc = OIDCProviders()

@@ -1,8 +1,8 @@
-import AsyncHTTPClient
 import Logging
 import ServiceLifecycle
 import Synchronization
 import UsherCore
+import UsherHTTP
 import UsherProviders
 
 /// The OpenID Connect providers the daemon built, by name.
@@ -18,7 +18,7 @@ final class OIDCProviders: Sendable {
     func provider(
         name: String,
         configuration: OIDCProviderConfiguration,
-        httpClient: HTTPClient,
+        httpClient: HTTPTransport,
         clock: any SessionClock,
         logger: Logger
     ) -> OIDCProvider {

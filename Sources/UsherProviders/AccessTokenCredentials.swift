@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Logging
 import UsherCore
 import UsherProtocol

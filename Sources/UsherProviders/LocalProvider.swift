@@ -1,6 +1,6 @@
-import AsyncHTTPClient
 import Logging
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 import UsherStore
 
@@ -74,7 +74,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         signer: TokenSigner,
         hasher: PasswordHasher,
         clock: any SessionClock,
-        httpClient: HTTPClient = .shared,
+        httpClient: HTTPTransport = .shared,
         logger: Logger = Logger(label: "usher.local", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.name = name

@@ -1,6 +1,6 @@
-import AsyncHTTPClient
 import Logging
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 
 extension CredentialType {
@@ -70,7 +70,7 @@ struct OutsideCredentials: Sendable {
     init(
         providerName: String,
         configuration: LocalProviderConfiguration,
-        httpClient: HTTPClient,
+        httpClient: HTTPTransport,
         clock: any SessionClock,
         logger: Logger
     ) {

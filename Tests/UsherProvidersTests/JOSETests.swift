@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Crypto
 import CryptoExtras
 import Foundation

@@ -1,10 +1,10 @@
-import AsyncHTTPClient
 import Crypto
 import CryptoExtras
 import Foundation
 import Logging
 import Testing
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 import UsherTestSupport
 
@@ -85,21 +85,21 @@ extension JOSETests {
     /// `body`, whatever happens.
     static func withKeyServer<T>(
         _ keys: [TestIssuerKey],
-        _ body: (TestDirectory, StaticHTTPServer, HTTPClient) async throws -> T
+        _ body: (TestDirectory, StaticHTTPServer, HTTPTransport) async throws -> T
     ) async throws -> T {
         let directory = try TestDirectory()
         defer { directory.remove() }
         try directory.write("jwks.json", TestJWT.keySet(keys.map { $0.publicJWK() }))
         let server = try StaticHTTPServer(directory: directory.path)
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let client = HTTPTransport()
         do {
             let result = try await body(directory, server, client)
             await server.stop()
-            try await client.shutdown()
+            client.shutdown()
             return result
         } catch {
             await server.stop()
-            try await client.shutdown()
+            client.shutdown()
             throw error
         }
     }

@@ -1,8 +1,7 @@
-import AsyncHTTPClient
 import Logging
-import NIOCore
 import Synchronization
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 
 #if canImport(FoundationEssentials)
@@ -25,7 +24,7 @@ package final class JWKSSource: Sendable {
     private enum Origin: Sendable {
         case fixed
         case file(path: String)
-        case url(String, httpClient: HTTPClient, timeout: Duration, logger: Logger)
+        case url(String, httpClient: HTTPTransport, timeout: Duration, logger: Logger)
     }
 
     private enum LoadResult: Sendable {
@@ -75,7 +74,7 @@ package final class JWKSSource: Sendable {
     ///   - logger: failed fetches are logged here (at warning).
     package static func url(
         _ url: String,
-        httpClient: HTTPClient,
+        httpClient: HTTPTransport,
         timeout: Duration,
         logger: Logger
     ) -> JWKSSource {
@@ -85,7 +84,7 @@ package final class JWKSSource: Sendable {
     /// `url(_:httpClient:timeout:logger:)` with another refetch interval, for tests.
     static func url(
         _ url: String,
-        httpClient: HTTPClient,
+        httpClient: HTTPTransport,
         timeout: Duration,
         logger: Logger,
         refetchInterval: Duration,
@@ -243,35 +242,32 @@ package final class JWKSSource: Sendable {
 
     private static func fetch(
         _ url: String,
-        httpClient: HTTPClient,
+        httpClient: HTTPTransport,
         timeout: Duration,
         logger: Logger
     ) async -> LoadResult {
         if let problem = Self.problem(withURL: url) { return .failed("the JWK set URL \(problem)") }
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Accept", value: "application/json")
-        let (seconds, attoseconds) = timeout.components
-        let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let request = HTTPRequest(.get, url, headers: [(name: "Accept", value: "application/json")])
+        let response: HTTPResponse
         do {
-            let response = try await httpClient.execute(request, deadline: deadline)
-            guard response.status == .ok else {
-                logger.warning(
-                    "cannot fetch the JWK set",
-                    metadata: ["jwks.url": "\(url)", "http.status": "\(response.status.code)"]
-                )
-                return .failed("\(url) answered HTTP \(response.status.code)")
-            }
-            let body = try await response.body.collect(upTo: Self.maximumSetBytes)
-            guard let keys = Self.parseSet(Data(body.readableBytesView)) else {
-                logger.warning("the JWK set URL did not answer a JWK set", metadata: ["jwks.url": "\(url)"])
-                return .failed("\(url) did not answer a JWK set")
-            }
-            logger.debug("fetched the JWK set", metadata: ["jwks.url": "\(url)", "jwks.keys": "\(keys.count)"])
-            return .loaded(keys)
+            response = try await httpClient.send(request, timeout: timeout, maximumBodyBytes: Self.maximumSetBytes)
         } catch {
             logger.warning("cannot fetch the JWK set", metadata: ["jwks.url": "\(url)", "error": "\(error)"])
             return .failed("\(url) cannot be fetched")
         }
+        guard response.status == 200 else {
+            logger.warning(
+                "cannot fetch the JWK set",
+                metadata: ["jwks.url": "\(url)", "http.status": "\(response.status)"]
+            )
+            return .failed("\(url) answered HTTP \(response.status)")
+        }
+        guard let keys = Self.parseSet(Data(response.body)) else {
+            logger.warning("the JWK set URL did not answer a JWK set", metadata: ["jwks.url": "\(url)"])
+            return .failed("\(url) did not answer a JWK set")
+        }
+        logger.debug("fetched the JWK set", metadata: ["jwks.url": "\(url)", "jwks.keys": "\(keys.count)"])
+        return .loaded(keys)
     }
 
     /// The keys of a JWK set: `{"keys": [...]}`. Members other than the ones `JWK` holds are ignored, and so are

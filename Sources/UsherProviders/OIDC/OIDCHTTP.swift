@@ -1,7 +1,6 @@
-import AsyncHTTPClient
 import Logging
-import NIOCore
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 
 #if canImport(FoundationEssentials)
@@ -59,10 +58,10 @@ enum OIDCFailure: Error, Sendable, Equatable {
     }
 }
 
-/// The requests usher makes to an OpenID provider: JSON GETs and form POSTs through the daemon's shared HTTP client,
+/// The requests usher makes to an OpenID provider: JSON GETs and form POSTs through the daemon's shared HTTP transport,
 /// each bounded by the provider's `request_timeout` and a size limit on the answer.
 struct OIDCHTTP: Sendable {
-    let client: HTTPClient
+    let client: HTTPTransport
     let timeout: Duration
     let logger: Logger
 
@@ -81,30 +80,28 @@ struct OIDCHTTP: Sendable {
 
     /// GETs `url`, with a bearer token when given.
     func get(_ url: String, bearerToken: String? = nil) async throws(OIDCFailure) -> Response {
-        var request = HTTPClientRequest(url: url)
-        request.method = .GET
-        request.headers.add(name: "Accept", value: "application/json")
-        if let bearerToken { request.headers.add(name: "Authorization", value: "Bearer \(bearerToken)") }
-        return try await self.send(request)
+        var headers = [(name: "Accept", value: "application/json")]
+        if let bearerToken { headers.append((name: "Authorization", value: "Bearer \(bearerToken)")) }
+        return try await self.send(HTTPRequest(.get, url, headers: headers))
     }
 
     /// GETs `url` with a DPoP-bound access token and its proof (RFC 9449 section 7.1).
     func get(_ url: String, dpopToken: String, proof: String) async throws(OIDCFailure) -> Response {
-        var request = HTTPClientRequest(url: url)
-        request.method = .GET
-        request.headers.add(name: "Accept", value: "application/json")
-        request.headers.add(name: "Authorization", value: "DPoP \(dpopToken)")
-        request.headers.add(name: "DPoP", value: proof)
-        return try await self.send(request)
+        let headers = [
+            (name: "Accept", value: "application/json"),
+            (name: "Authorization", value: "DPoP \(dpopToken)"),
+            (name: "DPoP", value: proof),
+        ]
+        return try await self.send(HTTPRequest(.get, url, headers: headers))
     }
 
     /// Sends a `DELETE` (or, with `post`, a `POST`) without a body, with a bearer token: an account-deletion endpoint.
     func delete(_ url: String, post: Bool, bearerToken: String) async throws(OIDCFailure) -> Response {
-        var request = HTTPClientRequest(url: url)
-        request.method = post ? .POST : .DELETE
-        request.headers.add(name: "Accept", value: "application/json")
-        request.headers.add(name: "Authorization", value: "Bearer \(bearerToken)")
-        return try await self.send(request)
+        let headers = [
+            (name: "Accept", value: "application/json"),
+            (name: "Authorization", value: "Bearer \(bearerToken)"),
+        ]
+        return try await self.send(HTTPRequest(post ? .post : .delete, url, headers: headers))
     }
 
     /// POSTs a form (`application/x-www-form-urlencoded`).
@@ -115,71 +112,46 @@ struct OIDCHTTP: Sendable {
     ) async throws(OIDCFailure)
         -> Response
     {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Accept", value: "application/json")
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        let body = FormEncoding.encode(form)
-        request.body = .bytes(ByteBuffer(string: body))
-        return try await self.send(request)
+        var all = [
+            (name: "Accept", value: "application/json"),
+            (name: "Content-Type", value: "application/x-www-form-urlencoded"),
+        ]
+        for (name, value) in headers { all.append((name: name, value: value)) }
+        let body = Array(FormEncoding.encode(form).utf8)
+        return try await self.send(HTTPRequest(.post, url, headers: all, body: body))
     }
 
-    private func send(_ request: HTTPClientRequest) async throws(OIDCFailure) -> Response {
-        let host =
-            URL(string: request.url).flatMap { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } }
-            ?? "the provider"
-        let (seconds, attoseconds) = self.timeout.components
-        let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let status: Int
-        let contentType: String?
-        let body: ByteBuffer
-        let dpopNonce: String?
-        let challenge: String?
+    private func send(_ request: HTTPRequest) async throws(OIDCFailure) -> Response {
+        let host = request.host
+        let response: HTTPResponse
         do {
-            let response = try await self.client.execute(request, deadline: deadline, logger: self.logger)
-            status = Int(response.status.code)
-            contentType = response.headers.first(name: "Content-Type")
-            dpopNonce = response.headers.first(name: "DPoP-Nonce")
-            challenge = response.headers.first(name: "WWW-Authenticate")
-            body = try await response.body.collect(upTo: Self.maximumBodyBytes)
-            if request.method == .POST, response.history.count > 1 {
-                throw OIDCFailure.invalid("\(host) redirected a POST request")
-            }
-        } catch let failure as OIDCFailure {
-            throw failure
-        } catch is CancellationError {
-            throw .unavailable("the request to \(host) was cancelled")
-        } catch let error as NIOTooManyBytesError {
-            _ = error
-            throw .invalid("the answer of \(host) is longer than \(Self.maximumBodyBytes) bytes")
+            response = try await self.client.send(
+                request,
+                timeout: self.timeout,
+                maximumBodyBytes: Self.maximumBodyBytes
+            )
         } catch {
-            throw .unavailable("cannot reach \(host): \(Self.describe(error))")
+            switch error {
+            case .cancelled:
+                throw .unavailable("the request to \(host) was cancelled")
+            case .tooLarge:
+                throw .invalid("the answer of \(host) is longer than \(Self.maximumBodyBytes) bytes")
+            case .redirected:
+                throw .invalid("\(host) redirected a \(request.method.rawValue) request")
+            default:
+                throw .unavailable("cannot reach \(host): \(error)")
+            }
         }
-        if status == 429 || status >= 500 {
-            throw .unavailable("\(host) answered HTTP \(status)")
+        if response.status == 429 || response.status >= 500 {
+            throw .unavailable("\(host) answered HTTP \(response.status)")
         }
         return Response(
-            status: status,
-            contentType: contentType,
-            body: Array(buffer: body),
-            dpopNonce: dpopNonce,
-            challenge: challenge
+            status: response.status,
+            contentType: response.header("Content-Type"),
+            body: response.body,
+            dpopNonce: response.header("DPoP-Nonce"),
+            challenge: response.header("WWW-Authenticate")
         )
-    }
-
-    /// A transport error in words, without anything from the request.
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout, .tlsHandshakeTimeout:
-                return "timed out (\(error.shortDescription.lowercased()))"
-            default:
-                return error.shortDescription.lowercased()
-            }
-        }
-        let text = String(describing: error)
-        return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 }
 
@@ -256,17 +228,5 @@ enum FormEncoding {
 extension String {
     fileprivate func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - self.count)) + self
-    }
-}
-
-extension HTTPClient.Configuration {
-    /// The daemon's shared HTTP client: connection failures fail a request at once instead of being retried until
-    /// the connect timeout. usher retries on its own terms (discovery backoff, the refresh scheduler's backoff), and a
-    /// provider that refuses connections must show up as `provider_unavailable` promptly, not after ten seconds.
-    package static var providers: HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(10)
-        return configuration
     }
 }

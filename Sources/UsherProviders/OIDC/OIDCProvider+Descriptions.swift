@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Logging
 import Synchronization
 import UsherCore

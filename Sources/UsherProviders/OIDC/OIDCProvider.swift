@@ -1,7 +1,7 @@
-import AsyncHTTPClient
 import Logging
 import Synchronization
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 
 #if canImport(FoundationEssentials)
@@ -89,7 +89,7 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
     package init(
         name: String,
         configuration: OIDCProviderConfiguration,
-        httpClient: HTTPClient,
+        httpClient: HTTPTransport,
         clock: any SessionClock,
         background: BackgroundWork,
         logger: Logger

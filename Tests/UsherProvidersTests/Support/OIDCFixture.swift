@@ -1,8 +1,8 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import Synchronization
 import UsherCore
+import UsherHTTP
 import UsherProtocol
 import UsherTestSupport
 
@@ -13,14 +13,14 @@ import UsherTestSupport
 final class OIDCFixture: Sendable {
     let server: ScriptedHTTPServer
     let key = TestIssuerKey.p256(kid: "key-1")
-    let client: HTTPClient
+    let client: HTTPTransport
     let background = BackgroundWork()
     let clock: any SessionClock
     let logs = LogRecorder()
 
     var issuer: String { self.server.base }
 
-    private init(server: ScriptedHTTPServer, client: HTTPClient, clock: any SessionClock) {
+    private init(server: ScriptedHTTPServer, client: HTTPTransport, clock: any SessionClock) {
         self.server = server
         self.client = client
         self.clock = clock
@@ -33,7 +33,7 @@ final class OIDCFixture: Sendable {
     ) async throws -> T {
         let fixture = OIDCFixture(
             server: try ScriptedHTTPServer(),
-            client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: .providers),
+            client: HTTPTransport(),
             clock: clock ?? SystemClock()
         )
         fixture.serveDiscovery()
@@ -47,7 +47,7 @@ final class OIDCFixture: Sendable {
             }
         }
         fixture.server.stop()
-        try? await fixture.client.shutdown()
+        fixture.client.shutdown()
         return try outcome.get()
     }
 

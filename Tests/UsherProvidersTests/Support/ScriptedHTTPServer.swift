@@ -19,6 +19,8 @@ final class ScriptedHTTPServer: Sendable {
     enum Reply: Sendable {
         case json(Int, String)
         case status(Int, contentType: String, body: String)
+        /// Any status, with headers of the test's own besides `Content-Length` and `Connection: close`.
+        case response(Int, headers: [(String, String)], body: String)
         /// Accepts the request and never answers (until the client gives up).
         case stall
         /// Bytes that are not an HTTP response.
@@ -118,6 +120,8 @@ final class ScriptedHTTPServer: Sendable {
             Self.write(client, status: status, contentType: "application/json", body: body)
         case .status(let status, let contentType, let body):
             Self.write(client, status: status, contentType: contentType, body: body)
+        case .response(let status, let headers, let body):
+            Self.write(client, status: status, headers: headers, body: body)
         case .stall:
             // Wait until the client hangs up (or the server stops).
             var byte: UInt8 = 0
@@ -189,10 +193,14 @@ final class ScriptedHTTPServer: Sendable {
     }
 
     private static func write(_ client: Int32, status: Int, contentType: String, body: String) {
+        self.write(client, status: status, headers: [("Content-Type", contentType)], body: body)
+    }
+
+    private static func write(_ client: Int32, status: Int, headers: [(String, String)], body: String) {
         let bytes = Array(body.utf8)
         let head =
-            "HTTP/1.1 \(status) Status\r\nContent-Type: \(contentType)\r\nContent-Length: \(bytes.count)\r\n"
-            + "Connection: close\r\n\r\n"
+            "HTTP/1.1 \(status) Status\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+            + "Content-Length: \(bytes.count)\r\nConnection: close\r\n\r\n"
         self.send(client, Array(head.utf8) + bytes)
     }
 

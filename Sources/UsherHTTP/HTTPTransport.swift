@@ -1,0 +1,271 @@
+import CCurl
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The daemon's HTTP client for identity providers, over libcurl (the system's, as Debian ships it).
+///
+/// One thread drives every request through one libcurl multi handle: requests run concurrently, connections to a
+/// provider are kept and reused, and a waiting task costs no thread. TLS is libcurl's (OpenSSL with the system's
+/// certificate authorities); the standard proxy variables (`https_proxy`, `no_proxy`, ...) in the daemon's environment
+/// are honoured.
+///
+/// Why libcurl and not AsyncHTTPClient, which usher used before: issue 25. AsyncHTTPClient brought HTTP/2, a second
+/// copy of BoringSSL (swift-nio-ssl's, beside swift-crypto's), swift-algorithms, swift-configuration and
+/// swift-distributed-tracing into usherd, about 6 MB of its binary, for a few requests a minute.
+public final class HTTPTransport: Sendable {
+    private let loop: Loop
+
+    /// - Parameters:
+    ///   - connectTimeout: the longest a connection may take to set up (within a request's own time limit).
+    ///   - userAgent: the `User-Agent` header.
+    public init(connectTimeout: Duration = .seconds(10), userAgent: String = "usherd") {
+        _ = Self.globalInitialisation
+        self.loop = Loop(connectTimeoutMilliseconds: Self.milliseconds(connectTimeout), userAgent: userAgent)
+        self.loop.start()
+    }
+
+    deinit {
+        self.loop.stop()
+    }
+
+    /// One transport for callers that have none of their own; it lives as long as the process.
+    public static let shared = HTTPTransport()
+
+    /// Sends `request` and waits for its answer: at most `timeout` in all, redirects included; a body longer than
+    /// `maximumBodyBytes` fails the request. Cancelling the waiting task aborts the request.
+    public func send(
+        _ request: HTTPRequest,
+        timeout: Duration,
+        maximumBodyBytes: Int
+    ) async throws(HTTPTransportError) -> HTTPResponse {
+        let id = self.loop.reserveID()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { completion in
+                self.loop.submit(
+                    Transfer(
+                        id: id,
+                        request: request,
+                        timeoutMilliseconds: Self.milliseconds(timeout),
+                        maximumBodyBytes: maximumBodyBytes,
+                        completion: completion
+                    )
+                )
+            }
+        } onCancel: {
+            self.loop.cancel(id)
+        }
+        return try result.get()
+    }
+
+    /// Fails every request still waiting with `shutDown` and ends the thread; later requests fail at once.
+    public func shutdown() {
+        self.loop.stop()
+    }
+
+    private static let globalInitialisation: Void = {
+        // Before any handle exists (libcurl wants it once, ahead of the threads that use it).
+        _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        let total = seconds.multipliedReportingOverflow(by: 1000)
+        guard !total.overflow, seconds >= 0 else { return seconds < 0 ? 1 : Int.max / 2 }
+        return Int(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// The thread and its multi handle. The thread holds the loop until it ends, so the transport may go away first.
+private final class Loop: Sendable {
+    private enum Phase {
+        /// The caller has an id and has not handed the transfer over yet.
+        case reserved
+        /// Cancelled before it was handed over: it is failed when it is.
+        case cancelledEarly
+        /// With the thread.
+        case submitted
+    }
+
+    private struct Shared: ~Copyable {
+        var nextID: UInt64 = 1
+        var phases: [UInt64: Phase] = [:]
+        var submissions: [Transfer] = []
+        var cancellations: [UInt64] = []
+        var stopping = false
+    }
+
+    private let connectTimeoutMilliseconds: Int
+    private let userAgent: String
+    private let shared = Mutex(Shared())
+    /// `curl_multi_wakeup` may be called from any thread; everything else on the handle, only from the loop's.
+    nonisolated(unsafe) private let multi: UnsafeMutableRawPointer?
+
+    init(connectTimeoutMilliseconds: Int, userAgent: String) {
+        self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
+        self.userAgent = userAgent
+        self.multi = curl_multi_init()
+    }
+
+    deinit {
+        // Only now: until the transport and the thread have both let go, another thread may still call `wake()`.
+        if let multi = self.multi { curl_multi_cleanup(multi) }
+    }
+
+    func start() {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(
+            &thread,
+            nil,
+            { context in
+                let loop = Unmanaged<Loop>.fromOpaque(context!).takeRetainedValue()
+                loop.run()
+                return nil
+            },
+            context
+        )
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Loop>.fromOpaque(context).release()
+            self.shared.withLock { $0.stopping = true }
+        }
+    }
+
+    func reserveID() -> UInt64 {
+        self.shared.withLock { shared in
+            let id = shared.nextID
+            shared.nextID += 1
+            shared.phases[id] = .reserved
+            return id
+        }
+    }
+
+    func submit(_ transfer: Transfer) {
+        let refusal: HTTPTransportError? = self.shared.withLock { shared in
+            if shared.stopping {
+                shared.phases[transfer.id] = nil
+                return .shutDown
+            }
+            if shared.phases[transfer.id] == .cancelledEarly {
+                shared.phases[transfer.id] = nil
+                return .cancelled
+            }
+            shared.phases[transfer.id] = .submitted
+            shared.submissions.append(transfer)
+            return nil
+        }
+        if let refusal {
+            transfer.complete(.failure(refusal))
+        } else {
+            self.wake()
+        }
+    }
+
+    func cancel(_ id: UInt64) {
+        let wake = self.shared.withLock { shared -> Bool in
+            switch shared.phases[id] {
+            case .reserved?:
+                shared.phases[id] = .cancelledEarly
+                return false
+            case .submitted?:
+                shared.cancellations.append(id)
+                return true
+            case .cancelledEarly?, nil:
+                return false
+            }
+        }
+        if wake { self.wake() }
+    }
+
+    func stop() {
+        let first = self.shared.withLock { shared -> Bool in
+            defer { shared.stopping = true }
+            return !shared.stopping
+        }
+        if first { self.wake() }
+    }
+
+    private func wake() {
+        if let multi = self.multi { _ = curl_multi_wakeup(multi) }
+    }
+
+    /// The thread: takes new requests and cancellations, lets libcurl move every transfer on, completes the finished
+    /// ones, and sleeps in `curl_multi_poll` until a socket is ready, a libcurl timer is due, or `wake()`.
+    private func run() {
+        guard let multi = self.multi else {
+            self.failLateSubmissions()
+            return
+        }
+        var active: [UnsafeMutableRawPointer: Transfer] = [:]
+        var handles: [UInt64: UnsafeMutableRawPointer] = [:]
+        func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPTransportError>) {
+            if let easy = transfer.easy {
+                curl_multi_remove_handle(multi, easy)
+                active[easy] = nil
+            }
+            handles[transfer.id] = nil
+            transfer.release()
+            self.shared.withLock { _ = $0.phases.removeValue(forKey: transfer.id) }
+            transfer.complete(result)
+        }
+        while true {
+            let (submissions, cancellations, stopping) = self.shared.withLock { shared in
+                defer {
+                    shared.submissions.removeAll()
+                    shared.cancellations.removeAll()
+                }
+                return (shared.submissions, shared.cancellations, shared.stopping)
+            }
+            for transfer in submissions {
+                guard
+                    let easy = transfer.makeHandle(
+                        connectTimeoutMilliseconds: self.connectTimeoutMilliseconds,
+                        userAgent: self.userAgent
+                    ), curl_multi_add_handle(multi, easy) == CURLM_OK
+                else {
+                    finish(transfer, .failure(.failed("libcurl refused the request")))
+                    continue
+                }
+                active[easy] = transfer
+                handles[transfer.id] = easy
+            }
+            for id in cancellations {
+                if let easy = handles[id], let transfer = active[easy] { finish(transfer, .failure(.cancelled)) }
+            }
+            if stopping {
+                for transfer in active.values { finish(transfer, .failure(.shutDown)) }
+                self.failLateSubmissions()
+                return
+            }
+            var running: Int32 = 0
+            _ = curl_multi_perform(multi, &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                    let transfer = active[easy]
+                else { continue }
+                finish(transfer, transfer.outcome(message.pointee.data.result))
+            }
+            // libcurl shortens the wait to its own next timer (a request's time limit among them).
+            _ = curl_multi_poll(multi, nil, 0, 60_000, nil)
+        }
+    }
+
+    /// As the thread ends (or when it never started): fails what was handed over since it last looked.
+    private func failLateSubmissions() {
+        let late = self.shared.withLock { shared in
+            defer {
+                shared.submissions.removeAll()
+                shared.phases.removeAll()
+            }
+            return shared.submissions
+        }
+        for transfer in late { transfer.complete(.failure(.shutDown)) }
+    }
+}
