@@ -110,12 +110,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        /// libcurl, from the system (Debian's libcurl4): the HTTP client for identity providers.
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        /// libcurl, the system's (Debian's libcurl4), opened with dlopen on the first request to an identity provider:
+        /// typed wrappers for its variadic calls, and the loader (Sources/CCurl/include/usher_curl.h says why).
+        .target(name: "CCurl"),
         /// Requests to identity providers: one thread and one libcurl multi handle for all of them.
         .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.

@@ -12,7 +12,8 @@ import Darwin
 /// One thread drives every request through one libcurl multi handle: requests run concurrently, connections to a
 /// provider are kept and reused, and a waiting task costs no thread. TLS is libcurl's (OpenSSL with the system's
 /// certificate authorities); the standard proxy variables (`https_proxy`, `no_proxy`, ...) in the daemon's environment
-/// are honoured.
+/// are honoured. libcurl is loaded, and the thread started, by the first request: a daemon that never asks a provider
+/// anything over HTTP carries neither.
 ///
 /// Why libcurl and not AsyncHTTPClient, which usher used before: issue 25. AsyncHTTPClient brought HTTP/2, a second
 /// copy of BoringSSL (swift-nio-ssl's, beside swift-crypto's), swift-algorithms, swift-configuration and
@@ -24,9 +25,7 @@ public final class HTTPTransport: Sendable {
     ///   - connectTimeout: the longest a connection may take to set up (within a request's own time limit).
     ///   - userAgent: the `User-Agent` header.
     public init(connectTimeout: Duration = .seconds(10), userAgent: String = "usherd") {
-        _ = Self.globalInitialisation
         self.loop = Loop(connectTimeoutMilliseconds: Self.milliseconds(connectTimeout), userAgent: userAgent)
-        self.loop.start()
     }
 
     deinit {
@@ -67,11 +66,6 @@ public final class HTTPTransport: Sendable {
         self.loop.stop()
     }
 
-    private static let globalInitialisation: Void = {
-        // Before any handle exists (libcurl wants it once, ahead of the threads that use it).
-        _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-    }()
-
     private static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
         let total = seconds.multipliedReportingOverflow(by: 1000)
@@ -96,27 +90,36 @@ private final class Loop: Sendable {
         var phases: [UInt64: Phase] = [:]
         var submissions: [Transfer] = []
         var cancellations: [UInt64] = []
+        var started = false
         var stopping = false
+        /// What a request fails with once `stopping`: `shutDown`, or why libcurl cannot be loaded.
+        var refusal = HTTPTransportError.shutDown
+        /// Set by the thread once libcurl is loaded. `curl_multi_wakeup` may be called from any thread (under this
+        /// lock); everything else on the handle, only from the thread.
+        var multi: MultiHandle?
+    }
+
+    /// The multi handle, handed from the thread to the lock.
+    private struct MultiHandle: @unchecked Sendable {
+        let raw: UnsafeMutableRawPointer
     }
 
     private let connectTimeoutMilliseconds: Int
     private let userAgent: String
     private let shared = Mutex(Shared())
-    /// `curl_multi_wakeup` may be called from any thread; everything else on the handle, only from the loop's.
-    nonisolated(unsafe) private let multi: UnsafeMutableRawPointer?
 
     init(connectTimeoutMilliseconds: Int, userAgent: String) {
         self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
         self.userAgent = userAgent
-        self.multi = curl_multi_init()
     }
 
     deinit {
         // Only now: until the transport and the thread have both let go, another thread may still call `wake()`.
-        if let multi = self.multi { curl_multi_cleanup(multi) }
+        if let multi = self.shared.withLock({ $0.multi }) { _ = usher_curl_multi_cleanup(multi.raw) }
     }
 
-    func start() {
+    /// Starts the thread (the first request does).
+    private func start() {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         let created = pthread_create(
@@ -133,7 +136,7 @@ private final class Loop: Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged<Loop>.fromOpaque(context).release()
-            self.shared.withLock { $0.stopping = true }
+            self.failLateSubmissions(with: .failed("cannot start the HTTP thread (error \(created))"))
         }
     }
 
@@ -150,7 +153,7 @@ private final class Loop: Sendable {
         let refusal: HTTPTransportError? = self.shared.withLock { shared in
             if shared.stopping {
                 shared.phases[transfer.id] = nil
-                return .shutDown
+                return shared.refusal
             }
             if shared.phases[transfer.id] == .cancelledEarly {
                 shared.phases[transfer.id] = nil
@@ -162,9 +165,13 @@ private final class Loop: Sendable {
         }
         if let refusal {
             transfer.complete(.failure(refusal))
-        } else {
-            self.wake()
+            return
         }
+        let first = self.shared.withLock { shared in
+            defer { shared.started = true }
+            return !shared.started
+        }
+        if first { self.start() } else { self.wake() }
     }
 
     func cancel(_ id: UInt64) {
@@ -192,21 +199,29 @@ private final class Loop: Sendable {
     }
 
     private func wake() {
-        if let multi = self.multi { _ = curl_multi_wakeup(multi) }
+        self.shared.withLock { shared in
+            if let multi = shared.multi { _ = usher_curl_multi_wakeup(multi.raw) }
+        }
     }
 
     /// The thread: takes new requests and cancellations, lets libcurl move every transfer on, completes the finished
     /// ones, and sleeps in `curl_multi_poll` until a socket is ready, a libcurl timer is due, or `wake()`.
     private func run() {
-        guard let multi = self.multi else {
-            self.failLateSubmissions()
+        guard usher_curl_load() == 0 else {
+            self.failLateSubmissions(with: .failed(String(cString: usher_curl_load_error())))
             return
         }
+        guard let multi = usher_curl_multi_init() else {
+            self.failLateSubmissions(with: .failed("libcurl cannot make a multi handle"))
+            return
+        }
+        let handle = MultiHandle(raw: multi)
+        self.shared.withLock { $0.multi = handle }
         var active: [UnsafeMutableRawPointer: Transfer] = [:]
         var handles: [UInt64: UnsafeMutableRawPointer] = [:]
         func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPTransportError>) {
             if let easy = transfer.easy {
-                curl_multi_remove_handle(multi, easy)
+                _ = usher_curl_multi_remove_handle(multi, easy)
                 active[easy] = nil
             }
             handles[transfer.id] = nil
@@ -227,7 +242,7 @@ private final class Loop: Sendable {
                     let easy = transfer.makeHandle(
                         connectTimeoutMilliseconds: self.connectTimeoutMilliseconds,
                         userAgent: self.userAgent
-                    ), curl_multi_add_handle(multi, easy) == CURLM_OK
+                    ), usher_curl_multi_add_handle(multi, easy) == CURLM_OK
                 else {
                     finish(transfer, .failure(.failed("libcurl refused the request")))
                     continue
@@ -240,32 +255,35 @@ private final class Loop: Sendable {
             }
             if stopping {
                 for transfer in active.values { finish(transfer, .failure(.shutDown)) }
-                self.failLateSubmissions()
+                self.failLateSubmissions(with: .shutDown)
                 return
             }
             var running: Int32 = 0
-            _ = curl_multi_perform(multi, &running)
+            _ = usher_curl_multi_perform(multi, &running)
             var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
+            while let message = usher_curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                     let transfer = active[easy]
                 else { continue }
                 finish(transfer, transfer.outcome(message.pointee.data.result))
             }
             // libcurl shortens the wait to its own next timer (a request's time limit among them).
-            _ = curl_multi_poll(multi, nil, 0, 60_000, nil)
+            _ = usher_curl_multi_poll(multi, 60_000)
         }
     }
 
-    /// As the thread ends (or when it never started): fails what was handed over since it last looked.
-    private func failLateSubmissions() {
+    /// As the thread ends (libcurl cannot be loaded, or the transport is shut down): from now on every request fails
+    /// at once, and so does what was handed over since the thread last looked.
+    private func failLateSubmissions(with error: HTTPTransportError) {
         let late = self.shared.withLock { shared in
             defer {
+                shared.stopping = true
+                shared.refusal = error
                 shared.submissions.removeAll()
                 shared.phases.removeAll()
             }
             return shared.submissions
         }
-        for transfer in late { transfer.complete(.failure(.shutDown)) }
+        for transfer in late { transfer.complete(.failure(error)) }
     }
 }

@@ -42,7 +42,7 @@ final class Transfer: @unchecked Sendable {
 
     /// Creates and configures the easy handle; nil when libcurl refused an option (out of memory, an unknown one).
     func makeHandle(connectTimeoutMilliseconds: Int, userAgent: String) -> UnsafeMutableRawPointer? {
-        guard let easy = curl_easy_init() else { return nil }
+        guard let easy = usher_curl_easy_init() else { return nil }
         self.easy = easy
         let https = self.request.url.lowercased().hasPrefix("https:")
         var ok = true
@@ -88,9 +88,9 @@ final class Transfer: @unchecked Sendable {
             set(usher_curl_setopt_string(easy, CURLOPT_CUSTOMREQUEST, "DELETE"))
         }
         // No `Expect: 100-continue` round trip before a POST's body.
-        var list = curl_slist_append(nil, "Expect:")
+        var list = usher_curl_slist_append(nil, "Expect:")
         for header in self.request.headers where !header.name.contains(":") {
-            list = curl_slist_append(list, "\(header.name): \(Self.oneLine(header.value))")
+            list = usher_curl_slist_append(list, "\(header.name): \(Self.oneLine(header.value))")
         }
         self.headerList = list
         set(usher_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, list))
@@ -124,7 +124,8 @@ final class Transfer: @unchecked Sendable {
     private func error(_ code: CURLcode) -> HTTPTransportError {
         if self.bodyTooLarge { return .tooLarge(limit: self.maximumBodyBytes) }
         let detail =
-            self.errorBuffer[0] != 0 ? String(cString: self.errorBuffer) : String(cString: curl_easy_strerror(code))
+            self.errorBuffer[0] != 0
+            ? String(cString: self.errorBuffer) : String(cString: usher_curl_easy_strerror(code))
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
             return .unreachable(detail)
@@ -141,9 +142,9 @@ final class Transfer: @unchecked Sendable {
 
     /// Frees the handle and its header list (the transport has taken the handle out of its multi handle first).
     func release() {
-        if let easy = self.easy { curl_easy_cleanup(easy) }
+        if let easy = self.easy { usher_curl_easy_cleanup(easy) }
         self.easy = nil
-        curl_slist_free_all(self.headerList)
+        usher_curl_slist_free_all(self.headerList)
         self.headerList = nil
     }
 

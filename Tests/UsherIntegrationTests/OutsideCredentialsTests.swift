@@ -100,6 +100,30 @@ struct OutsideCredentialsTests {
 
     // MARK: Tokens
 
+    /// libcurl and what it loads (OpenSSL, Kerberos, LDAP, ...) are about 8 MiB of a small daemon's memory: usherd
+    /// maps them with the first request to a provider, not at start.
+    @Test func libcurlIsLoadedByTheFirstRequestToAKeyServerAndNotBefore() async throws {
+        let rsa = try TestIssuerKey.rsa(kid: "rsa-1")
+        try await Self.withOutsideWorld([rsa]) { directory, server, deadURL in
+            try directory.write("corp.json", TestJWT.keySet([]))
+            let config = Self.config(directory, jwksURL: server.url("jwks.json"), deadURL: deadURL)
+            try await DaemonProcess.with(config: config) { daemon in
+                let client = try daemon.connect()
+                // Read to the end: /proc files have no size, and Foundation's file reading stops at its first chunk.
+                func mapsLibcurl() throws -> Bool {
+                    let file = try #require(FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps"))
+                    defer { try? file.close() }
+                    return String(decoding: file.readDataToEndOfFile(), as: UTF8.self).contains("/libcurl")
+                }
+                _ = try await client.result("providers")
+                #expect(try !mapsLibcurl(), "libcurl mapped before any request to a provider")
+                let user = try await client.result("login", Self.jwt(try rsa.sign(Self.claims())))["user"]
+                #expect(user?["kind"] == "jwt", "the JWK set was fetched over HTTP")
+                #expect(try mapsLibcurl())
+            }
+        }
+    }
+
     @Test func jwtAndIDTokenLoginsOnTheRealDaemon() async throws {
         let rsa = try TestIssuerKey.rsa(kid: "rsa-1")
         let ec = TestIssuerKey.p256(kid: "ec-1")

@@ -1,0 +1,146 @@
+// See include/usher_curl.h.
+#include "usher_curl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// The soname of libcurl 7.16 and later (Debian's libcurl4 and libcurl3-gnutls both provide it; the package depends on
+// libcurl4). CURLOPT_PROTOCOLS_STR needs 7.85.
+#define USHER_CURL_SONAME "libcurl.so.4"
+
+static struct {
+	CURLcode (*global_init)(long flags);
+	curl_version_info_data *(*version_info)(CURLversion age);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *handle);
+	const char *(*easy_strerror)(CURLcode code);
+	CURLcode (*easy_setopt)(CURL *handle, CURLoption option, ...);
+	CURLcode (*easy_getinfo)(CURL *handle, CURLINFO info, ...);
+	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *string);
+	void (*slist_free_all)(struct curl_slist *list);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_cleanup)(CURLM *multi);
+	CURLMcode (*multi_add_handle)(CURLM *multi, CURL *handle);
+	CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *handle);
+	CURLMcode (*multi_perform)(CURLM *multi, int *running);
+	CURLMsg *(*multi_info_read)(CURLM *multi, int *left);
+	CURLMcode (*multi_poll)(CURLM *multi, struct curl_waitfd *extra, unsigned extra_count, int timeout_ms, int *ready);
+	CURLMcode (*multi_wakeup)(CURLM *multi);
+} curl;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int load_result = -1;
+static char load_error[512] = "libcurl was not loaded";
+
+static int find(void *library, const char *name, void **slot) {
+	*slot = dlsym(library, name);
+	if (*slot) return 0;
+	snprintf(load_error, sizeof load_error, "%s has no %s", USHER_CURL_SONAME, name);
+	return -1;
+}
+
+static void load(void) {
+	void *library = dlopen(USHER_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!library) {
+		const char *reason = dlerror();
+		snprintf(load_error, sizeof load_error, "cannot load %s: %s", USHER_CURL_SONAME, reason ? reason : "?");
+		return;
+	}
+	if (find(library, "curl_global_init", (void **)&curl.global_init) < 0 ||
+	    find(library, "curl_version_info", (void **)&curl.version_info) < 0 ||
+	    find(library, "curl_easy_init", (void **)&curl.easy_init) < 0 ||
+	    find(library, "curl_easy_cleanup", (void **)&curl.easy_cleanup) < 0 ||
+	    find(library, "curl_easy_strerror", (void **)&curl.easy_strerror) < 0 ||
+	    find(library, "curl_easy_setopt", (void **)&curl.easy_setopt) < 0 ||
+	    find(library, "curl_easy_getinfo", (void **)&curl.easy_getinfo) < 0 ||
+	    find(library, "curl_slist_append", (void **)&curl.slist_append) < 0 ||
+	    find(library, "curl_slist_free_all", (void **)&curl.slist_free_all) < 0 ||
+	    find(library, "curl_multi_init", (void **)&curl.multi_init) < 0 ||
+	    find(library, "curl_multi_cleanup", (void **)&curl.multi_cleanup) < 0 ||
+	    find(library, "curl_multi_add_handle", (void **)&curl.multi_add_handle) < 0 ||
+	    find(library, "curl_multi_remove_handle", (void **)&curl.multi_remove_handle) < 0 ||
+	    find(library, "curl_multi_perform", (void **)&curl.multi_perform) < 0 ||
+	    find(library, "curl_multi_info_read", (void **)&curl.multi_info_read) < 0 ||
+	    find(library, "curl_multi_poll", (void **)&curl.multi_poll) < 0 ||
+	    find(library, "curl_multi_wakeup", (void **)&curl.multi_wakeup) < 0) {
+		// The library stays open: a process that failed to use it once will not try again.
+		return;
+	}
+	const curl_version_info_data *version = curl.version_info(CURLVERSION_NOW);
+	if (!version || version->version_num < 0x075500) {
+		snprintf(load_error, sizeof load_error, "%s is libcurl %s; usherd needs 7.85 or later", USHER_CURL_SONAME,
+			 version && version->version ? version->version : "?");
+		return;
+	}
+	CURLcode code = curl.global_init(CURL_GLOBAL_DEFAULT);
+	if (code != CURLE_OK) {
+		snprintf(load_error, sizeof load_error, "curl_global_init failed: %s", curl.easy_strerror(code));
+		return;
+	}
+	load_result = 0;
+	load_error[0] = '\0';
+}
+
+int usher_curl_load(void) {
+	pthread_once(&once, load);
+	return load_result;
+}
+
+const char *usher_curl_load_error(void) {
+	pthread_once(&once, load);
+	return load_error;
+}
+
+CURL *usher_curl_easy_init(void) { return curl.easy_init(); }
+void usher_curl_easy_cleanup(CURL *handle) { curl.easy_cleanup(handle); }
+const char *usher_curl_easy_strerror(CURLcode code) { return curl.easy_strerror(code); }
+
+CURLcode usher_curl_setopt_long(CURL *handle, CURLoption option, long value) {
+	return curl.easy_setopt(handle, option, value);
+}
+
+CURLcode usher_curl_setopt_string(CURL *handle, CURLoption option, const char *value) {
+	return curl.easy_setopt(handle, option, value);
+}
+
+CURLcode usher_curl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+	return curl.easy_setopt(handle, option, value);
+}
+
+CURLcode usher_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+	return curl.easy_setopt(handle, option, value);
+}
+
+CURLcode usher_curl_setopt_write_function(CURL *handle, CURLoption option, curl_write_callback value) {
+	return curl.easy_setopt(handle, option, value);
+}
+
+CURLcode usher_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+	return curl.easy_getinfo(handle, info, value);
+}
+
+struct curl_slist *usher_curl_slist_append(struct curl_slist *list, const char *string) {
+	return curl.slist_append(list, string);
+}
+
+void usher_curl_slist_free_all(struct curl_slist *list) {
+	if (list) curl.slist_free_all(list);
+}
+
+CURLM *usher_curl_multi_init(void) { return curl.multi_init(); }
+CURLMcode usher_curl_multi_cleanup(CURLM *multi) { return curl.multi_cleanup(multi); }
+CURLMcode usher_curl_multi_add_handle(CURLM *multi, CURL *handle) { return curl.multi_add_handle(multi, handle); }
+
+CURLMcode usher_curl_multi_remove_handle(CURLM *multi, CURL *handle) {
+	return curl.multi_remove_handle(multi, handle);
+}
+
+CURLMcode usher_curl_multi_perform(CURLM *multi, int *running) { return curl.multi_perform(multi, running); }
+CURLMsg *usher_curl_multi_info_read(CURLM *multi, int *left) { return curl.multi_info_read(multi, left); }
+
+CURLMcode usher_curl_multi_poll(CURLM *multi, int timeout_ms) {
+	return curl.multi_poll(multi, NULL, 0, timeout_ms, NULL);
+}
+
+CURLMcode usher_curl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
