@@ -68,14 +68,16 @@ PIP_CHECK := $(PIP_CHECK); import varlink
 # Sized for devices (issue 25; what each flag saves: docs/performance.md, "Footprint"). --no-export-dynamic takes back
 # the --export-dynamic of the toolchain's static-stdlib-args.lnk, which exported every symbol of every module of the
 # package (52,000 dynamic symbols in usherd, 13,000 in usher, with their names and hash table; nothing loads plugins
-# into either, so nothing needs them). GNU ld (bfd) instead of the toolchain's default gold, for -z
-# pack-relative-relocs: the millions of relative relocations of Swift's metadata become a compact bitmap (.relr.dyn;
-# glibc 2.36, Debian 12, reads it), 2.6 MB less of usherd; gold lacks the flag. SwiftPM links release builds with
-# --gc-sections already. Not used: lld (it has the flag too), because linked by lld, usherd pulls in the whole of
-# Foundation and ICU again through TOMLKit's `import struct Foundation.Data` (tools/check-no-foundation.sh catches
-# it; bfd, like gold, does not); -Osize: it took 2.9 MB off usherd and 0.8 MB off usher, but usherd spent 15-25 %
-# more CPU time per read.
-RELEASE_FLAGS := -Xswiftc -use-ld=bfd -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs
+# into either, so nothing needs them). SwiftPM links release builds with --gc-sections already. Not used: lld (for -z
+# pack-relative-relocs, which gold lacks, a few MB less): linked by lld, usherd pulls in the whole of Foundation and
+# ICU again through TOMLKit's `import struct Foundation.Data` (tools/check-no-foundation.sh catches it); GNU ld (bfd)
+# for the same flag (2.6 MB less of usherd): Swift's objects carry writable .rodata sections, and bfd then lays out a
+# binary without RELRO (no GNU_RELRO segment even with -z relro: the GOT and .data.rel.ro stay writable), which a
+# daemon holding credentials must not trade for size; -Osize: it took 2.9 MB off usherd and 0.8 MB off usher, but
+# usherd spent 15-25 % more CPU time per read.
+# -z now: with gold's RELRO, full RELRO (the GOT read-only once the loader has bound the few dynamic symbols: libc,
+# SQLite, libsystemd), as Debian's bindnow hardening; the boot test checks both (checks.d/footprint-*.sh).
+RELEASE_FLAGS := -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 RELEASE_BUILD := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS)
 
 # ARCH: the Debian architecture the package is built for, this machine's by default. Another one (make deb ARCH=arm64)

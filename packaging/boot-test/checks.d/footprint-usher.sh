@@ -27,6 +27,9 @@ grep -aqE 'icudt[0-9]+[lb]' "$binary" && fail "$binary carries ICU's data"
 symbols=$(readelf -W --dyn-syms "$binary" | grep -E '\$s10Foundation|FoundationInternationalization| u_[A-Za-z]+_[0-9]+| ucol_' \
 	| head -3)
 [ -z "$symbols" ] || fail "$binary has Foundation or ICU symbols: $symbols"
+# Hardened as Debian builds its programs: full RELRO (a GNU_RELRO segment, and BIND_NOW so that the GOT is in it).
+readelf -lW "$binary" | grep -q GNU_RELRO || fail "$binary has no RELRO segment"
+readelf -d "$binary" | grep -Eq 'BIND_NOW|FLAGS.*\bNOW\b' || fail "$binary is not linked with -z now"
 needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 echo "$needed" | grep -Eq 'libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime|icu' \
 	&& fail "$binary loads a library of the Swift toolchain or ICU: $needed"

@@ -30,6 +30,9 @@ grep -aqE 'icudt[0-9]+[lb]' "$binary" && { say "FAIL: $binary carries ICU's data
 symbols=$(readelf -W --dyn-syms "$binary" | grep -E '\$s10Foundation|FoundationInternationalization| u_[A-Za-z]+_[0-9]+| ucol_' \
 	| head -3)
 [ -z "$symbols" ] || { say "FAIL: $binary has Foundation or ICU symbols: $symbols"; status=1; }
+# Hardened as Debian builds its daemons: full RELRO (a GNU_RELRO segment, and BIND_NOW so that the GOT is in it).
+readelf -lW "$binary" | grep -q GNU_RELRO || { say "FAIL: $binary has no RELRO segment"; status=1; }
+readelf -d "$binary" | grep -Eq 'BIND_NOW|FLAGS.*\bNOW\b' || { say "FAIL: $binary is not linked with -z now"; status=1; }
 needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 if echo "$needed" | grep -Eq 'libswift|libFoundation|lib_Foundation|libdispatch|libBlocksRuntime|icu'; then
 	say "FAIL: $binary loads a library of the Swift toolchain or ICU: $needed"
