@@ -37,10 +37,21 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
-        /// The browser login's loopback redirect: the socket both ends set up, and the CLI's one-shot HTTP server.
+        /// The browser login's loopback redirect: the socket both ends set up.
         .target(
             name: "UsherLoopback",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        /// The CLI's one-shot HTTP server for the redirect. A target of its own so that usherd, which only needs the
+        /// socket, does not link NIOHTTP1 (with NIO's embedded channels and llhttp, 0.7 MB).
+        .target(
+            name: "UsherLoopbackServer",
+            dependencies: [
+                "UsherLoopback",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -159,7 +170,7 @@ let package = Package(
             name: "usher",
             dependencies: [
                 "UsherClient",
-                "UsherLoopback",
+                "UsherLoopbackServer",
                 "CUsherLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -198,7 +209,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "UsherLoopbackTests", dependencies: ["UsherLoopback"], swiftSettings: strict),
+        .testTarget(
+            name: "UsherLoopbackTests",
+            dependencies: ["UsherLoopback", "UsherLoopbackServer"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UsherCoreTests",
             dependencies: [

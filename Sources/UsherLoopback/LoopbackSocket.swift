@@ -26,7 +26,11 @@ package enum LoopbackSocket {
     /// Binds and listens on `host`'s loopback address at `port` (0: a port the kernel picks) with `bootstrap`.
     ///
     /// `SO_REUSEADDR` is set, so a port a previous login left in `TIME_WAIT` can be bound again at once.
-    static func bind(_ bootstrap: ServerBootstrap, host: String, port: Int) async throws(BindError) -> any Channel {
+    package static func bind(
+        _ bootstrap: ServerBootstrap,
+        host: String,
+        port: Int
+    ) async throws(BindError) -> any Channel {
         do {
             let address = try Self.address(host: host, port: port)
             return try await bootstrap.serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

@@ -1,5 +1,5 @@
 import UsherClient
-import UsherLoopback
+import UsherLoopbackServer
 
 // URLComponents: FoundationEssentials, never Foundation (see Output).
 #if canImport(FoundationEssentials)

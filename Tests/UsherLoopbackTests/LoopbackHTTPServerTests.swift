@@ -1,5 +1,6 @@
 import Testing
 import UsherLoopback
+import UsherLoopbackServer
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import UsherLoopback
 
 /// A one-shot HTTP/1.1 server on a loopback address: the redirect target of the browser login.
 ///
