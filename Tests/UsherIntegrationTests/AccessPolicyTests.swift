@@ -7,13 +7,18 @@ import UsherTestSupport
 /// anyone may open (mode 0666), so that it is the peer-credential check, not the file mode, that decides.
 @Suite(.integrationHangGuard)
 struct AccessPolicyTests {
-    /// Runs `socat` as `nobody` with the given supplementary groups, sending `lines`, returning the responses.
-    static func asNobody(_ daemon: DaemonProcess, groups: [String] = [], _ lines: [String]) async throws -> [JSONValue]
-    {
+    /// Runs `socat` as `nobody` with the given primary and supplementary groups, sending `lines`, returning the
+    /// responses.
+    static func asNobody(
+        _ daemon: DaemonProcess,
+        primaryGroup: String = "nogroup",
+        groups: [String] = [],
+        _ lines: [String]
+    ) async throws -> [JSONValue] {
         let groupArguments = groups.isEmpty ? ["--clear-groups"] : ["--groups=\(groups.joined(separator: ","))"]
         let output = try await runProcess(
             "/usr/bin/setpriv",
-            ["--reuid=nobody", "--regid=nogroup"] + groupArguments
+            ["--reuid=nobody", "--regid=\(primaryGroup)"] + groupArguments
                 + ["/usr/bin/socat", "-", "UNIX-CONNECT:\(daemon.socketPath)"],
             stdin: lines.map { $0 + "\n" }.joined()
         )
@@ -38,6 +43,29 @@ struct AccessPolicyTests {
         while daemon.log.components(separatedBy: "configuration reloaded").count == before {
             guard ContinuousClock.now < deadline else { throw TestSupportError("the daemon did not reload") }
             try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// More supplementary groups than `SO_PEERGROUPS`' buffer holds (128) make the daemon read the peer's groups from
+    /// `/proc/PID/status`; with 1,000 of them its `Groups:` line is longer than a page, and the last group must count.
+    @Test(.enabled(if: OtherUser.unavailableReason == nil, "acting as another uid (nobody) needs root"))
+    func aGroupRuleMatchesThePeersLastGroupWhenItHasAThousand() async throws {
+        let rule = "[[access.rule]]\ngroup = \"nogroup\"\nallow = [\"read\", \"token\"]\n"
+        try await DaemonProcess.using(try await Self.reachableDaemon(rule)) { daemon in
+            try await daemon.start()
+            // The primary group is another, so that only the supplementary list can match. The kernel keeps that list
+            // sorted: nogroup (65534) comes after gids 20000-20999, 6,000 bytes into the line.
+            let hello = [#"{"id":1,"method":"hello"}"#]
+            let groups = (20_000..<21_000).map { String($0) } + ["nogroup"]
+            let answers = try await Self.asNobody(daemon, primaryGroup: "users", groups: groups, hello)
+            #expect(answers.first?["result"]?["permissions"] == ["read", "token"], "\(answers)")
+            let without = try await Self.asNobody(
+                daemon,
+                primaryGroup: "users",
+                groups: Array(groups.dropLast()),
+                hello
+            )
+            #expect(without.first?["result"]?["permissions"] == [], "\(without)")
         }
     }
 

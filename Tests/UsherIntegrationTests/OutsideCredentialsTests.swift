@@ -109,7 +109,8 @@ struct OutsideCredentialsTests {
             let config = Self.config(directory, jwksURL: server.url("jwks.json"), deadURL: deadURL)
             try await DaemonProcess.with(config: config) { daemon in
                 let client = try daemon.connect()
-                // Read to the end: /proc files have no size, and Foundation's file reading stops at its first chunk.
+                // Read to the end: Foundation stops at the first short read, and /proc/PID/maps returns one at the
+                // first line that does not fit a page.
                 func mapsLibcurl() throws -> Bool {
                     let file = try #require(FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps"))
                     defer { try? file.close() }
