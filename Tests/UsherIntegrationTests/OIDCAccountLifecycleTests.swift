@@ -115,22 +115,26 @@ struct OIDCAccountLifecycleTests {
             #expect(refused["error"]?["message"]?.stringValue?.contains("remove_user") == true)
             #expect(try await client.result("current_user")["user"]?["state"] == "logged_in")
 
+            // mallory, not a user other suites log in as: the server is shared, and the suites run in parallel.
             let watcher = try daemon.connect()
             _ = try await watcher.result("subscribe", ["events": ["user_removed"]])
             let deleting = try await client.result(
                 "login",
-                ["provider": "deleting", "credentials": Self.password("erin")]
+                ["provider": "deleting", "credentials": Self.password("mallory")]
             )
-            let erinID = try #require(deleting["user"]?["id"]?.stringValue)
-            let deleted = try await client.result("delete_user", ["user_id": .string(erinID)])
-            #expect(deleted["user_id"]?.stringValue == erinID)
+            let malloryID = try #require(deleting["user"]?["id"]?.stringValue)
+            let deleted = try await client.result("delete_user", ["user_id": .string(malloryID)])
+            #expect(deleted["user_id"]?.stringValue == malloryID)
             let event = try await watcher.nextEvent()
-            #expect(event["data"]?["user_id"]?.stringValue == erinID)
+            #expect(event["data"]?["user_id"]?.stringValue == malloryID)
             #expect(event["data"]?["reason"] == "deleted")
             // Deleted at the provider: its password logs in nowhere any more, and its tokens are gone.
-            let login = try await client.call("login", ["provider": "deleting", "credentials": Self.password("erin")])
+            let login = try await client.call(
+                "login",
+                ["provider": "deleting", "credentials": Self.password("mallory")]
+            )
             #expect(login["error"]?["code"] == "invalid_credentials", "\(login)")
-            #expect(try await server.tokens(of: "erin").access == 0)
+            #expect(try await server.tokens(of: "mallory").access == 0)
         }
     }
 }

@@ -10,7 +10,10 @@
                                       change USER's names and groups, as an administrator would (the server may run)
     server.py expire STATE_DIR USER   make every access token of USER expired (as if its lifetime had passed)
 
-Test users: alice, bob, carol, dave, erin, frank, grace, heidi, ivan, judy (password "<name>-password", email "<name>@example.com").
+Test users: alice, bob, carol, dave, erin, frank, grace, heidi, ivan, judy (password "<name>-password", email "<name>@example.com"),
+mallory, whom one test deletes through the account-deletion endpoint, and olivia, whose tokens one test revokes (the
+server is shared by the suites, which run in parallel: a user other tests hold sessions of is never deleted or revoked
+but by the one test that uses it).
 Clients (all sign ID tokens with RS256):
     usher-code      public, authorization code + PKCE, loopback redirect http://127.0.0.1/callback (any port)
     usher-device    public, device authorization grant
@@ -31,7 +34,7 @@ sys.dont_write_bytecode = True
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
+USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "olivia"]
 CLIENTS = [
     # client_id, client type, grant, secret, redirect URIs
     ("usher-code", "public", "authorization-code", None, "http://127.0.0.1/callback"),
