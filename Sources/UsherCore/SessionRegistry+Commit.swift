@@ -31,6 +31,9 @@ extension SessionRegistry {
         var leaseBreakReason: String?
         /// Users whose identities the store forgets (see `SessionChange.forgottenIdentities`).
         var forgottenIdentities: Set<String> = []
+        /// Users whose refresh this change completes: their in-flight flag ends in the same publication as their new
+        /// tokens, so that whoever is told `token_refreshed` reads a refresh that is over, never `refreshing`.
+        var refreshesCompleted: Set<String> = []
 
         /// Once applied: the generation and the active user after the change, and the version of each user it
         /// touched from before it (nil: the user did not exist).
@@ -283,8 +286,10 @@ extension SessionRegistry {
             if user.state == .loggedIn {
                 if (draft.previous[id] ?? nil)?.tokens != user.tokens {
                     // New tokens (a login, or a refresh, rotating or not) start with a clean refresh state: a pending
-                    // retry belonged to the old ones. Only the in-flight flag carries over.
-                    self.tokenStatus[id] = TokenStatus(refreshing: self.tokenStatus[id]?.refreshing ?? false)
+                    // retry belonged to the old ones. Only the in-flight flag carries over, unless this is the
+                    // refresh that was in flight.
+                    let refreshing = !draft.refreshesCompleted.contains(id) && self.tokenStatus[id]?.refreshing == true
+                    self.tokenStatus[id] = TokenStatus(refreshing: refreshing)
                 }
                 self.scheduleTimer(for: user)
             } else {

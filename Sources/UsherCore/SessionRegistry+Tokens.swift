@@ -222,6 +222,7 @@ extension SessionRegistry {
                 current.providerData = refreshed.providerData ?? current.providerData
                 draft.saved[userID] = current
                 draft.pendingWrites = refreshed.pendingWrite.map { [$0] } ?? []
+                draft.refreshesCompleted.insert(userID)
                 draft.events.append(
                     .tokenRefreshed(userID: userID, accessTokenExpiresAt: refreshed.tokens.expiresAt)
                 )
