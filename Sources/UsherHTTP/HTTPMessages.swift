@@ -25,15 +25,6 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
     }
-
-    /// The host and port of the URL, for messages: never its path or query.
-    public var host: String {
-        guard let start = self.url.firstRange(of: "://")?.upperBound else { return "the provider" }
-        let rest = self.url[start...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let host = authority.split(separator: "@", omittingEmptySubsequences: false).last.map(String.init) ?? ""
-        return host.isEmpty ? "the provider" : host
-    }
 }
 
 /// A provider's answer, after redirects (`GET` only).

@@ -122,7 +122,9 @@ struct OIDCHTTP: Sendable {
     }
 
     private func send(_ request: HTTPRequest) async throws(OIDCFailure) -> Response {
-        let host = request.host
+        let host =
+            URL(string: request.url).flatMap { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } }
+            ?? "the provider"
         let response: HTTPResponse
         do {
             response = try await self.client.send(
