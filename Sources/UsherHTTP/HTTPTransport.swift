@@ -150,28 +150,30 @@ private final class Loop: Sendable {
     }
 
     func submit(_ transfer: Transfer) {
-        let refusal: HTTPTransportError? = self.shared.withLock { shared in
+        enum Next {
+            case refuse(HTTPTransportError)
+            case start
+            case wake
+        }
+        let next: Next = self.shared.withLock { shared in
             if shared.stopping {
                 shared.phases[transfer.id] = nil
-                return shared.refusal
+                return .refuse(shared.refusal)
             }
             if shared.phases[transfer.id] == .cancelledEarly {
                 shared.phases[transfer.id] = nil
-                return .cancelled
+                return .refuse(.cancelled)
             }
             shared.phases[transfer.id] = .submitted
             shared.submissions.append(transfer)
-            return nil
-        }
-        if let refusal {
-            transfer.complete(.failure(refusal))
-            return
-        }
-        let first = self.shared.withLock { shared in
             defer { shared.started = true }
-            return !shared.started
+            return shared.started ? .wake : .start
         }
-        if first { self.start() } else { self.wake() }
+        switch next {
+        case .refuse(let error): transfer.complete(.failure(error))
+        case .start: self.start()
+        case .wake: self.wake()
+        }
     }
 
     func cancel(_ id: UInt64) {
@@ -217,14 +219,13 @@ private final class Loop: Sendable {
         }
         let handle = MultiHandle(raw: multi)
         self.shared.withLock { $0.multi = handle }
+        /// The transfers in the multi handle, by their easy handle (how libcurl names a finished one).
         var active: [UnsafeMutableRawPointer: Transfer] = [:]
-        var handles: [UInt64: UnsafeMutableRawPointer] = [:]
         func finish(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPTransportError>) {
             if let easy = transfer.easy {
                 _ = usher_curl_multi_remove_handle(multi, easy)
                 active[easy] = nil
             }
-            handles[transfer.id] = nil
             transfer.release()
             self.shared.withLock { _ = $0.phases.removeValue(forKey: transfer.id) }
             transfer.complete(result)
@@ -248,10 +249,10 @@ private final class Loop: Sendable {
                     continue
                 }
                 active[easy] = transfer
-                handles[transfer.id] = easy
             }
+            // Cancellations are rare (refreshes run on tasks no caller cancels): a search, not a second index.
             for id in cancellations {
-                if let easy = handles[id], let transfer = active[easy] { finish(transfer, .failure(.cancelled)) }
+                if let transfer = active.values.first(where: { $0.id == id }) { finish(transfer, .failure(.cancelled)) }
             }
             if stopping {
                 for transfer in active.values { finish(transfer, .failure(.shutDown)) }
