@@ -33,12 +33,29 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_result = -1;
 static char load_error[512] = "libcurl was not loaded";
 
-static int find(void *library, const char *name, void **slot) {
-	*slot = dlsym(library, name);
-	if (*slot) return 0;
-	snprintf(load_error, sizeof load_error, "%s has no %s", USHER_CURL_SONAME, name);
-	return -1;
-}
+// Every function usher calls, and where its address goes.
+static const struct {
+	const char *name;
+	void **slot;
+} symbols[] = {
+	{"curl_global_init", (void **)&curl.global_init},
+	{"curl_version_info", (void **)&curl.version_info},
+	{"curl_easy_init", (void **)&curl.easy_init},
+	{"curl_easy_cleanup", (void **)&curl.easy_cleanup},
+	{"curl_easy_strerror", (void **)&curl.easy_strerror},
+	{"curl_easy_setopt", (void **)&curl.easy_setopt},
+	{"curl_easy_getinfo", (void **)&curl.easy_getinfo},
+	{"curl_slist_append", (void **)&curl.slist_append},
+	{"curl_slist_free_all", (void **)&curl.slist_free_all},
+	{"curl_multi_init", (void **)&curl.multi_init},
+	{"curl_multi_cleanup", (void **)&curl.multi_cleanup},
+	{"curl_multi_add_handle", (void **)&curl.multi_add_handle},
+	{"curl_multi_remove_handle", (void **)&curl.multi_remove_handle},
+	{"curl_multi_perform", (void **)&curl.multi_perform},
+	{"curl_multi_info_read", (void **)&curl.multi_info_read},
+	{"curl_multi_poll", (void **)&curl.multi_poll},
+	{"curl_multi_wakeup", (void **)&curl.multi_wakeup},
+};
 
 static void load(void) {
 	void *library = dlopen(USHER_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -47,25 +64,13 @@ static void load(void) {
 		snprintf(load_error, sizeof load_error, "cannot load %s: %s", USHER_CURL_SONAME, reason ? reason : "?");
 		return;
 	}
-	if (find(library, "curl_global_init", (void **)&curl.global_init) < 0 ||
-	    find(library, "curl_version_info", (void **)&curl.version_info) < 0 ||
-	    find(library, "curl_easy_init", (void **)&curl.easy_init) < 0 ||
-	    find(library, "curl_easy_cleanup", (void **)&curl.easy_cleanup) < 0 ||
-	    find(library, "curl_easy_strerror", (void **)&curl.easy_strerror) < 0 ||
-	    find(library, "curl_easy_setopt", (void **)&curl.easy_setopt) < 0 ||
-	    find(library, "curl_easy_getinfo", (void **)&curl.easy_getinfo) < 0 ||
-	    find(library, "curl_slist_append", (void **)&curl.slist_append) < 0 ||
-	    find(library, "curl_slist_free_all", (void **)&curl.slist_free_all) < 0 ||
-	    find(library, "curl_multi_init", (void **)&curl.multi_init) < 0 ||
-	    find(library, "curl_multi_cleanup", (void **)&curl.multi_cleanup) < 0 ||
-	    find(library, "curl_multi_add_handle", (void **)&curl.multi_add_handle) < 0 ||
-	    find(library, "curl_multi_remove_handle", (void **)&curl.multi_remove_handle) < 0 ||
-	    find(library, "curl_multi_perform", (void **)&curl.multi_perform) < 0 ||
-	    find(library, "curl_multi_info_read", (void **)&curl.multi_info_read) < 0 ||
-	    find(library, "curl_multi_poll", (void **)&curl.multi_poll) < 0 ||
-	    find(library, "curl_multi_wakeup", (void **)&curl.multi_wakeup) < 0) {
-		// The library stays open: a process that failed to use it once will not try again.
-		return;
+	for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+		*symbols[i].slot = dlsym(library, symbols[i].name);
+		if (!*symbols[i].slot) {
+			// The library stays open: a process that failed to use it once will not try again.
+			snprintf(load_error, sizeof load_error, "%s has no %s", USHER_CURL_SONAME, symbols[i].name);
+			return;
+		}
 	}
 	const curl_version_info_data *version = curl.version_info(CURLVERSION_NOW);
 	if (!version || version->version_num < 0x075500) {
