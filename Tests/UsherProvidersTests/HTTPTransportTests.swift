@@ -197,11 +197,17 @@ struct HTTPTransportTests {
     @Test func requestsRunConcurrently() async throws {
         try await Self.withTransport { transport, server in
             // Each reply waits until all twenty requests have arrived: one at a time, the first would never be answered.
+            // (Every connection has a thread of its own in the server; each arrival wakes the ones waiting.)
+            let arrivals = NSCondition()
+            nonisolated(unsafe) var arrived = 0
             server.handle("/all") { _ in
-                let deadline = ContinuousClock.now + hangGuard
-                while server.requests(to: "/all").count < 20 {
-                    guard ContinuousClock.now < deadline else { return .json(504, "{}") }
-                    usleep(1000)
+                arrivals.lock()
+                defer { arrivals.unlock() }
+                arrived += 1
+                arrivals.broadcast()
+                let deadline = Date() + TimeInterval(hangGuard.components.seconds)
+                while arrived < 20 {
+                    guard arrivals.wait(until: deadline) else { return .json(504, "{}") }
                 }
                 return .json(200, "{}")
             }
