@@ -66,11 +66,9 @@ public final class HTTPTransport: Sendable {
         self.loop.stop()
     }
 
+    /// Whole milliseconds, rounded up, from 1 to about 24 days (libcurl's limits are `long`s of milliseconds).
     private static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        let total = seconds.multipliedReportingOverflow(by: 1000)
-        guard !total.overflow, seconds >= 0 else { return seconds < 0 ? 1 : Int.max / 2 }
-        return Int(clamping: total.partialValue + attoseconds / 1_000_000_000_000_000)
+        Int(min(max((duration / .milliseconds(1)).rounded(.up), 1), Double(Int32.max)))
     }
 }
 

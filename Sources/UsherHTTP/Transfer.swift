@@ -29,7 +29,7 @@ final class Transfer: @unchecked Sendable {
     ) {
         self.id = id
         self.request = request
-        self.timeoutMilliseconds = max(1, timeoutMilliseconds)
+        self.timeoutMilliseconds = timeoutMilliseconds
         self.maximumBodyBytes = maximumBodyBytes
         self.completion = completion
         self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
