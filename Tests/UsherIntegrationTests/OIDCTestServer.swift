@@ -6,10 +6,10 @@ import UsherTestSupport
 /// A real OpenID Connect provider for the tests: django-oauth-toolkit from `Tests/Fixtures/oidc-server`, with its
 /// database and signing key in a temporary directory, served on 127.0.0.1. `make deps` installs it.
 ///
-/// Users: alice, bob, carol, dave, erin (password `<name>-password`). Clients: `usher-code` (public, authorization
-/// code + PKCE), `usher-device` (public, device flow), `usher-password` (secret `password-secret`),
-/// `usher-short` (secret `short-secret`, 4-second access tokens), `usher-service` (secret `service-secret`, client
-/// credentials). See the fixture's `server.py`.
+/// Users: alice to judy, mallory (deleted by one test) and olivia (revoked by one test), each with the password
+/// `<name>-password`. Clients: `usher-code` (public, authorization code + PKCE), `usher-device` (public, device
+/// flow), `usher-password` (secret `password-secret`), `usher-short` (secret `short-secret`, 4-second access tokens),
+/// `usher-service` (secret `service-secret`, client credentials). See the fixture's `server.py`.
 final class OIDCTestServer: @unchecked Sendable {
     // @unchecked: `process` and `port` change only in `start`/`stop`, called by the one test that owns the server, one
     // at a time; other tasks only read `issuer`, which does not change while the server runs.
