@@ -31,16 +31,22 @@ package final class ConnectionTracker: Sendable {
 
     private let state = Mutex(State())
     private let answered = Atomic<Int>(0)
+    private let answerObserver: (@Sendable (_ uid: UInt32, _ answeredSoFar: Int) -> Void)?
 
-    package init() {}
+    /// `answerObserver` is told of every answer the moment it is handed to the writer: whose it was, and
+    /// `requestsAnswered` counting it. (Tests measure fairness with it; the daemon passes none.)
+    package init(answerObserver: (@Sendable (_ uid: UInt32, _ answeredSoFar: Int) -> Void)? = nil) {
+        self.answerObserver = answerObserver
+    }
 
     package var count: Int { self.state.withLock { $0.connections.count } }
 
     /// Requests answered since the server started, on all connections together (what fairness is measured in).
     package var requestsAnswered: Int { self.answered.load(ordering: .relaxed) }
 
-    func requestAnswered() {
-        self.answered.add(1, ordering: .relaxed)
+    func requestAnswered(to uid: UInt32) {
+        let count = self.answered.add(1, ordering: .relaxed).newValue
+        self.answerObserver?(uid, count)
     }
 
     /// Admits a connection unless a limit says no.

@@ -238,7 +238,7 @@ final class RequestHandler: ChannelDuplexHandler {
         if !bytes.isEmpty { self.write(bytes, context: context) }
         // Answered: from here on the connection may go idle even while the peer is slow to take the answer.
         self.activity.requestFinished()
-        self.tracker.requestAnswered()
+        self.tracker.requestAnswered(to: self.dispatcherContext.peer.uid)
     }
 
     private func finished(_ outcome: Dispatcher.Outcome) {
@@ -297,7 +297,7 @@ final class RequestHandler: ChannelDuplexHandler {
         for line in self.heldEvents { self.write(line, context: context) }
         self.heldEvents.removeAll()
         self.activity.requestFinished()
-        self.tracker.requestAnswered()
+        self.tracker.requestAnswered(to: self.dispatcherContext.peer.uid)
         self.drain(context: context)
     }
 

@@ -68,9 +68,26 @@ struct FairnessTests {
         }
     }
 
+    /// What the server had answered in all at each of its answers to one uid, recorded as it wrote them.
+    final class AnswerLog: Sendable {
+        private let uid: UInt32
+        private let counts = Mutex<[Int]>([])
+
+        init(uid: UInt32) { self.uid = uid }
+
+        var observer: @Sendable (UInt32, Int) -> Void {
+            { uid, answeredSoFar in
+                if uid == self.uid { self.counts.withLock { $0.append(answeredSoFar) } }
+            }
+        }
+
+        var answers: [Int] { self.counts.withLock { $0 } }
+    }
+
     @Test(.enabled(if: OtherUser.unavailableReason == nil, "acting as another uid (nobody) needs root"))
     func hostileConnectionsCannotStallOthers() async throws {
-        try await InProcessServer.with { server in
+        let rootAnswers = AnswerLog(uid: getuid())
+        try await InProcessServer.with(answerObserver: rootAnswers.observer) { server in
             // Eight connections from a uid with no permissions: `hello` is all they may do.
             var descriptors: [Int32] = []
             for _ in 0..<8 {
@@ -83,7 +100,7 @@ struct FairnessTests {
             let flood = Flood(descriptors: descriptors, line: Self.heavyHello, count: 60)
             let measured: Result<([Int], Int), any Error>
             do {
-                measured = .success(try await Self.measure(root, server))
+                measured = .success(try await Self.measure(root, server, rootAnswers))
             } catch {
                 measured = .failure(error)
             }
@@ -97,16 +114,27 @@ struct FairnessTests {
     }
 
     /// Sends root's requests one at a time while the flood runs; returns how many other requests the server answered
-    /// while each of root's waited, and how many it answered in all.
-    static func measure(_ root: LineConnection, _ server: InProcessServer) async throws -> ([Int], Int) {
+    /// between the moment each of root's was sent and the moment the server wrote its answer, and how many it
+    /// answered in all.
+    ///
+    /// Counted where the server writes the answer (`rootAnswers`), not when this test reads it: how long this task
+    /// takes to be scheduled again on a loaded machine is not the server's doing.
+    static func measure(
+        _ root: LineConnection,
+        _ server: InProcessServer,
+        _ rootAnswers: AnswerLog
+    ) async throws -> ([Int], Int) {
         // Wait until the flood is being answered.
         let floodStart = server.tracker.requestsAnswered
         try await eventually { server.tracker.requestsAnswered >= floodStart + 100 }
         var inBetween: [Int] = []
         for _ in 0..<30 {
+            let earlier = rootAnswers.answers.count
             let before = server.tracker.requestsAnswered
             #expect(try await root.result("current_user")["generation"] != nil)
-            inBetween.append(server.tracker.requestsAnswered - before - 1)
+            // Recorded just after the answer was handed to the writer: it may still be on its way here.
+            try await eventually { rootAnswers.answers.count > earlier }
+            inBetween.append(rootAnswers.answers[earlier] - before - 1)
         }
         return (inBetween, server.tracker.requestsAnswered - floodStart)
     }

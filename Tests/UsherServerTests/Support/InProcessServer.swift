@@ -66,7 +66,8 @@ final class InProcessServer: Sendable {
 
     /// Starts a server with `limits` and `rules` (the socket is `mode`, its directory reachable by everyone, so that
     /// other uids can connect), runs `body`, and stops the server. Connections log to `logger`, audit records go to
-    /// `auditLog` (written when the test flushes it), and `logBudget` counts each uid's records.
+    /// `auditLog` (written when the test flushes it), `logBudget` counts each uid's records, and `answerObserver` is
+    /// told of each answer as the server writes it.
     static func with<T: Sendable>(
         limits: ServerLimits = ServerLimits(),
         rules: [AccessRule] = [],
@@ -76,12 +77,13 @@ final class InProcessServer: Sendable {
         logger: Logger = InProcessServer.logger,
         auditLog: AuditLog? = nil,
         logBudget: PeerLogBudget? = nil,
+        answerObserver: (@Sendable (_ uid: UInt32, _ answeredSoFar: Int) -> Void)? = nil,
         _ body: @Sendable (InProcessServer) async throws -> T
     ) async throws -> T {
         let directory = try TestDirectory()
         defer { directory.remove() }
         chmod(directory.path, 0o711)
-        let tracker = ConnectionTracker()
+        let tracker = ConnectionTracker(answerObserver: answerObserver)
         let settings = ServerSettings(
             limits: limits,
             policy: AccessPolicy(daemonUID: getuid(), rules: rules),
