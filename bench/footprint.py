@@ -84,8 +84,9 @@ def peer_installed_sizes():
 
 
 def memory(pid):
-    """VmRSS and RssAnon (from /proc/PID/status) and Pss (from smaps_rollup), in MiB."""
-    figures = {}
+    """VmRSS and RssAnon (from /proc/PID/status), Pss (from smaps_rollup), and Code: how much of the program's own
+    executable mapping is resident (from smaps; what the link order of packaging/usherd.order keeps small), in MiB."""
+    figures = {"Code": 0.0}
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             key = line.split(":", 1)[0]
@@ -98,7 +99,26 @@ def memory(pid):
                     figures["Pss"] = int(line.split()[1]) / 1024
     except OSError:
         figures["Pss"] = float("nan")
+    executable = os.path.realpath(f"/proc/{pid}/exe")
+    in_code = False
+    with open(f"/proc/{pid}/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if fields and not fields[0].endswith(":"):
+                in_code = fields[-1] == executable and fields[1] == "r-xp"
+            elif in_code and fields[0] == "Rss:":
+                figures["Code"] += int(fields[1]) / 1024
     return figures
+
+
+def order_file_coverage(usherd, order_file):
+    """How many of the order file's sections named after a function (.text.<symbol>) are functions of `usherd`
+    (unstripped): what is left of the link order since `make order-file` last wrote it."""
+    with open(order_file) as file:
+        named = [line.strip()[len(".text."):] for line in file if line.startswith(".text.") and ".L" not in line]
+    output = subprocess.run(["nm", "--defined-only", usherd], check=True, capture_output=True, text=True).stdout
+    functions = {fields[2] for fields in (line.split() for line in output.splitlines()) if len(fields) == 3}
+    return sum(1 for name in named if name in functions), len(named)
 
 
 def mb(size):
@@ -172,13 +192,17 @@ class Footprint:
             print(f"{f'usherd idle, {count:,} users: RSS':<34}" + "".join(
                 f" | {c['memory'][count]['VmRSS']:>7.1f} MiB {verdict(c['memory'][count]['VmRSS'], target):>10}"
                 for c in columns) + f" | <= {target} MiB")
-            print(f"{'  Pss / anonymous':<34}" + "".join(
-                f" | {c['memory'][count]['Pss']:>6.1f} / {c['memory'][count]['RssAnon']:>5.1f}{'':>8}"
-                for c in columns) + " |")
+            print(f"{'  Pss / anonymous / own code':<34}" + "".join(
+                f" | {c['memory'][count]['Pss']:>6.1f} / {c['memory'][count]['RssAnon']:>5.1f} / "
+                f"{c['memory'][count]['Code']:>5.1f}" for c in columns) + " |")
             print(f"{'  first answer after start':<34}" + "".join(
                 f" | {c['memory'][count]['startup']:>8.2f} s{'':>12}" for c in columns) + " |")
         for column in columns:
             print(f"Installed-Size of {column['label']}: {column['installed_source']}")
+        order_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packaging", "usherd.order")
+        matched, named = order_file_coverage(self.args.usherd, order_file)
+        print(f"link order (packaging/usherd.order): {matched:,} of its {named:,} functions are in this usherd"
+              + ("" if matched >= 0.9 * named else "; stale: make order-file writes it again"))
         if agent:
             print(f"ssh-agent ({agent}): {mb(os.path.getsize(agent))} as installed (stripped); idle RSS "
                   f"{agent_memory['VmRSS']:.1f} MiB, Pss {agent_memory['Pss']:.1f} MiB, anonymous "
