@@ -18,10 +18,10 @@ package struct SessionState: Sendable {
     package internal(set) var defaultSeat = SeatConfiguration.defaultSeatName
     /// The default seat's active user.
     package var activeUserID: String? { self.seats.user(on: self.defaultSeat) }
-    /// Users are kept boxed: a table of 100,000 users is then 100,000 pointers (the table has room for twice as many
-    /// as it holds) rather than 100,000 inline records of 240 bytes, and the working and published states share the
-    /// records of users that did not change.
-    private var table: [String: Record] = [:]
+    /// Users are kept boxed (`UserTable`): a table of 100,000 users is then a table of pointers rather than of
+    /// inline records of 240 bytes, and the working and published states share the records of users that did not
+    /// change.
+    private var table = UserTable()
     package private(set) var loggedInCount = 0
     /// Every user, by the generation it was added at.
     private var order = GenerationLog()
@@ -29,22 +29,13 @@ package struct SessionState: Sendable {
     private var recency = GenerationLog()
     private var anonymous: [String: Set<String>] = [:]
 
-    /// One user, immutable: a change replaces the record.
-    private final class Record: Sendable {
-        let user: User
-
-        init(_ user: User) {
-            self.user = user
-        }
-    }
-
     package init() {}
 
     /// How many users there are.
     package var count: Int { self.table.count }
 
     /// Every user, in no particular order.
-    package var users: some Sequence<User> { self.table.values.lazy.map(\.user) }
+    package var users: some Sequence<User> { self.table.users }
 
     package init(generation: Int64, users: [User]) {
         self.generation = generation
@@ -57,7 +48,7 @@ package struct SessionState: Sendable {
         loggedIn.reserveCapacity(users.count)
         for index in byAdded {
             let user = users[index]
-            guard self.table.updateValue(Record(user), forKey: user.id) == nil else { continue }
+            guard self.table.update(user) == nil else { continue }
             self.order.append(user.id, generation: user.addedGeneration)
             guard user.state == .loggedIn else { continue }
             self.loggedInCount += 1
@@ -71,11 +62,11 @@ package struct SessionState: Sendable {
         }
     }
 
-    package subscript(userID: String) -> User? { self.table[userID]?.user }
+    package subscript(userID: String) -> User? { self.table[userID] }
 
     /// Adds or replaces a user.
     package mutating func put(_ user: User) {
-        let previous = self.table.updateValue(Record(user), forKey: user.id)?.user
+        let previous = self.table.update(user)
         if previous?.addedGeneration != user.addedGeneration {
             if previous != nil { self.order.markRemoved(isLive: self.isLive) }
             self.order.append(user.id, generation: user.addedGeneration)
@@ -86,7 +77,7 @@ package struct SessionState: Sendable {
     /// Removes a user; returns it.
     @discardableResult
     package mutating func remove(_ userID: String) -> User? {
-        guard let previous = self.table.removeValue(forKey: userID)?.user else { return nil }
+        guard let previous = self.table.remove(userID) else { return nil }
         self.reindex(from: previous, to: nil)
         self.order.markRemoved(isLive: self.isLive)
         self.seats.clear(user: userID)
@@ -94,11 +85,11 @@ package struct SessionState: Sendable {
     }
 
     private func isLive(_ entry: GenerationLog.Entry) -> Bool {
-        self.table[entry.userID]?.user.addedGeneration == entry.generation
+        self.table[entry.userID]?.addedGeneration == entry.generation
     }
 
     private func isActiveLive(_ entry: GenerationLog.Entry) -> Bool {
-        guard let user = self.table[entry.userID]?.user else { return false }
+        guard let user = self.table[entry.userID] else { return false }
         return user.state == .loggedIn && user.activeGeneration == entry.generation
     }
 
