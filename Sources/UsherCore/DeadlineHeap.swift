@@ -43,13 +43,13 @@ package struct IndexedHeap<Priority: Comparable & Sendable>: Sendable {
     package mutating func insert(_ key: String, priority: Priority) {
         self.nextSequence += 1
         let slot = Slot(priority: priority, sequence: self.nextSequence)
-        if let index = self.keys.firstIndex(of: key) {
+        let (inserted, index) = self.keys.append(key)
+        if inserted {
+            self.slots.append(slot)
+            self.siftUp(index)
+        } else {
             self.slots[index] = slot
             self.siftDown(self.siftUp(index))
-        } else {
-            self.keys.append(key)
-            self.slots.append(slot)
-            self.siftUp(self.slots.count - 1)
         }
     }
 

@@ -38,12 +38,19 @@ struct UserTable: Sendable {
     /// Puts `user` in the place of the one with its id, if any; returns that one.
     @discardableResult
     mutating func update(_ user: User) -> User? {
-        if let index = self.find(user.id) {
-            defer { self.slots[index] = Box(user) }
-            return self.slots[index]!.user
-        }
+        // Room first (at worst one growth early, for a replacement at the threshold): then one probe finds either
+        // the user's slot or the free slot it goes to.
         if (self.count + 1) * 4 > self.slots.count * 3 { self.resize(to: Self.capacity(for: self.count + 1)) }
-        self.slots[self.freeSlot(for: user.id)] = Box(user)
+        let mask = self.slots.count - 1
+        var index = Self.home(of: user.id, mask: mask)
+        while let box = self.slots[index] {
+            if box.user.id == user.id {
+                self.slots[index] = Box(user)
+                return box.user
+            }
+            index = (index + 1) & mask
+        }
+        self.slots[index] = Box(user)
         self.count += 1
         return nil
     }
