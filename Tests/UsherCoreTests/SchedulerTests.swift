@@ -70,7 +70,7 @@ struct SchedulerTests {
 
     @Test("100,000 deadlines, rescheduled and cancelled at random, pop in order", .timeLimit(.minutes(1)))
     func manyDeadlines() {
-        var random = SplitMix64(seed: 42)
+        var random = SeededGenerator(seed: 42)
         var heap = DeadlineHeap()
         var expected: [String: Int64] = [:]
         let users = (0..<100_000).map { "u\($0)" }
@@ -203,19 +203,4 @@ private final class DueLog: Sendable {
     var users: [String] { self.state.withLock { $0 } }
 
     func append(_ userID: String) { self.state.withLock { $0.append(userID) } }
-}
-
-/// A small seeded generator, so that the randomized test is reproducible.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { self.state = seed }
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

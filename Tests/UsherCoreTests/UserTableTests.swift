@@ -1,23 +1,12 @@
 import Testing
 import UsherCore
 import UsherProtocol
+import UsherTestSupport
 
 /// The state's table of users (its own hash table, `UserTable`) holds exactly the users put and not removed, through
 /// growth and removals that shift the entries after them: checked against a dictionary over random changes.
 @Suite
 struct UserTableTests {
-    /// A small deterministic generator, so that a failure repeats (the ids' hashes still vary from run to run).
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var z = self.state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func user(_ index: Int, name: String) -> User {
         var user = SessionStateTests.user(index)
         user.name = name
@@ -34,7 +23,7 @@ struct UserTableTests {
 
     @Test(arguments: [1, 2, 3])
     func holdsWhatWasPutAndNotRemoved(seed: UInt64) {
-        var random = SplitMix64(state: seed)
+        var random = SeededGenerator(seed: seed)
         var state = SessionState()
         var expected: [String: String] = [:]
         let ids = 0..<300

@@ -19,17 +19,6 @@ import UsherTestSupport
 /// (`USHER_FUZZ_ITERATIONS`, `USHER_FUZZ_SEED` to replay a failure).
 @Suite(.timeLimit(.minutes(30)))
 struct DispatcherFuzzTests {
-    /// SplitMix64: small, fast, and reproducible from its seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var z = self.state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let corpus: [String] = [
         #"{"id":1,"method":"hello"}"#,
@@ -107,7 +96,7 @@ struct DispatcherFuzzTests {
         let environment = ProcessInfo.processInfo.environment
         let iterations = Int(environment["USHER_FUZZ_ITERATIONS"] ?? "") ?? 4000
         let seed = UInt64(environment["USHER_FUZZ_SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
-        var random = SeededGenerator(state: seed)
+        var random = SeededGenerator(seed: seed)
 
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
