@@ -96,17 +96,22 @@ class Bench:
     # -- the protocol ------------------------------------------------------------------------------------------
 
     @staticmethod
-    def call(path, request):
+    def exchange(path, message, end):
+        """Sends `message` (bytes) on a new connection to `path`; returns what comes back up to `end`, excluded."""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.connect(path)
-            connection.sendall((json.dumps(request) + "\n").encode())
+            connection.sendall(message)
             data = b""
-            while not data.endswith(b"\n"):
+            while not data.endswith(end):
                 chunk = connection.recv(1 << 20)
                 if not chunk:
                     break
                 data += chunk
-        answer = json.loads(data)
+        return data.removesuffix(end)
+
+    @classmethod
+    def call(cls, path, request):
+        answer = json.loads(cls.exchange(path, (json.dumps(request) + "\n").encode(), b"\n"))
         if "error" in answer:
             raise SystemExit(f"{request['method']} failed: {answer['error']}")
         return answer["result"]

@@ -27,7 +27,6 @@ import collections
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import types
@@ -37,16 +36,8 @@ from bench import Bench
 
 def varlink_call(path, method, parameters=None):
     """One Varlink call (UAPI.20: a JSON object ended by a NUL byte); returns its reply's parameters."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-        connection.connect(path)
-        connection.sendall(json.dumps({"method": method, "parameters": parameters or {}}).encode() + b"\0")
-        data = b""
-        while not data.endswith(b"\0"):
-            chunk = connection.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    reply = json.loads(data.rstrip(b"\0"))
+    call = json.dumps({"method": method, "parameters": parameters or {}}).encode() + b"\0"
+    reply = json.loads(Bench.exchange(path, call, b"\0"))
     if "error" in reply:
         raise SystemExit(f"{method} failed: {reply['error']}")
     return reply.get("parameters", {})
