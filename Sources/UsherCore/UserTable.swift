@@ -28,8 +28,8 @@ struct UserTable: Sendable {
     }
 
     subscript(id: String) -> User? {
-        guard let index = self.find(id) else { return nil }
-        return self.slots[index]!.user
+        guard !self.slots.isEmpty else { return nil }
+        return self.slots[self.probe(id)]?.user
     }
 
     /// Every user, in no particular order.
@@ -41,25 +41,19 @@ struct UserTable: Sendable {
         // Room first (at worst one growth early, for a replacement at the threshold): then one probe finds either
         // the user's slot or the free slot it goes to.
         if (self.count + 1) * 4 > self.slots.count * 3 { self.resize(to: Self.capacity(for: self.count + 1)) }
-        let mask = self.slots.count - 1
-        var index = Self.home(of: user.id, mask: mask)
-        while let box = self.slots[index] {
-            if box.user.id == user.id {
-                self.slots[index] = Box(user)
-                return box.user
-            }
-            index = (index + 1) & mask
-        }
+        let index = self.probe(user.id)
+        let previous = self.slots[index]?.user
         self.slots[index] = Box(user)
-        self.count += 1
-        return nil
+        if previous == nil { self.count += 1 }
+        return previous
     }
 
     /// Removes the user with this id; returns it.
     @discardableResult
     mutating func remove(_ id: String) -> User? {
-        guard var hole = self.find(id) else { return nil }
-        let removed = self.slots[hole]!.user
+        guard !self.slots.isEmpty else { return nil }
+        var hole = self.probe(id)
+        guard let removed = self.slots[hole]?.user else { return nil }
         self.slots[hole] = nil
         self.count -= 1
         // Backward shift: move up each following entry of the run that may no longer be reached across the hole, so
@@ -80,28 +74,19 @@ struct UserTable: Sendable {
         return removed
     }
 
-    private func find(_ id: String) -> Int? {
-        guard !self.slots.isEmpty else { return nil }
+    /// The slot of the user with this id, or the free slot where the run of its home ends (where it would go). The
+    /// table is never full, so there is one.
+    private func probe(_ id: String) -> Int {
         let mask = self.slots.count - 1
         var index = Self.home(of: id, mask: mask)
-        while let box = self.slots[index] {
-            if box.user.id == id { return index }
-            index = (index + 1) & mask
-        }
-        return nil
-    }
-
-    private func freeSlot(for id: String) -> Int {
-        let mask = self.slots.count - 1
-        var index = Self.home(of: id, mask: mask)
-        while self.slots[index] != nil { index = (index + 1) & mask }
+        while let box = self.slots[index], box.user.id != id { index = (index + 1) & mask }
         return index
     }
 
     private mutating func resize(to capacity: Int) {
         let old = self.slots
         self.slots = ContiguousArray(repeating: nil, count: capacity)
-        for case let box? in old { self.slots[self.freeSlot(for: box.user.id)] = box }
+        for case let box? in old { self.slots[self.probe(box.user.id)] = box }
     }
 
     private static func home(of id: String, mask: Int) -> Int {

@@ -5,7 +5,7 @@ import UsherTestSupport
 
 /// The state's table of users (its own hash table, `UserTable`) holds exactly the users put and not removed, through
 /// growth and removals that shift the entries after them: checked against a dictionary over random changes.
-@Suite
+@Suite(.timeLimit(.minutes(1)))
 struct UserTableTests {
     static func user(_ index: Int, name: String) -> User {
         var user = SessionStateTests.user(index)
