@@ -167,8 +167,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "usher",
+        .target(
+            name: "UsherCLI",
             dependencies: [
                 "UsherClient",
                 "UsherLoopbackServer",
@@ -178,6 +178,8 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["VersionPlugin"]
         ),
+        // The CLI alone, for development (`swift run usher`); the package ships usherd under this name too.
+        .executableTarget(name: "usher", dependencies: ["UsherCLI"], swiftSettings: strict),
         .executableTarget(
             name: "UsherLoad",
             dependencies: [

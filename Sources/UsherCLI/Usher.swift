@@ -7,7 +7,15 @@ import Glibc
 import Musl
 #endif
 
-@main
+/// The `usher` command line, for the programs that run it: the `usher` executable of this package, and `usherd` when
+/// it is run under another name (the package installs one file as both).
+public enum UsherCommandLine {
+    /// Parses `CommandLine.arguments` and runs the command; returns on success, exits the process otherwise.
+    public static func main() async {
+        await Usher.main()
+    }
+}
+
 struct Usher: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "usher",

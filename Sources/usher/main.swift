@@ -1,0 +1,3 @@
+import UsherCLI
+
+await UsherCommandLine.main()
