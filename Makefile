@@ -64,7 +64,13 @@ PIP_CHECK := $(PIP_CHECK); import varlink
 
 # Release builds link the Swift runtime statically: `usher` then starts without the dynamic loader mapping and
 # relocating a dozen Swift libraries (most of `usher token`'s wall time), and both binaries run on a machine without
-# the Swift toolchain. `usher` does not link Foundation at all (see Sources/usher/Output.swift).
+# the Swift toolchain. Neither links Foundation beyond FoundationEssentials (tools/check-no-foundation.sh).
+#
+# One program: the release usherd is the CLI too (Sources/usherd/Usherd.swift: the daemon under the name usherd, the
+# CLI under any other), and the package installs usher as a hard link to it. Two binaries would each carry the Swift
+# runtime, FoundationEssentials, SwiftNIO and the C++ runtime: 19 MB of the CLI's 20 were the same as usherd's.
+# $(PROGRAMS) holds both names as the package has them (links to the release usherd), for the manual page, the
+# completions and make bench. The `usher` product is the CLI alone, for development and the tests.
 #
 # Sized for devices (issue 25; what each flag saves: docs/performance.md, "Footprint"). --no-export-dynamic takes back
 # the --export-dynamic of the toolchain's static-stdlib-args.lnk, which exported every symbol of every module of the
@@ -100,6 +106,7 @@ BUILD_ARCH := $(shell dpkg --print-architecture)
 ARCH ?= $(BUILD_ARCH)
 TARGET_BIN := .build/release
 TARGET_RELEASE_BUILD := $(RELEASE_BUILD)
+PROGRAMS := .build/programs
 ifneq ($(ARCH),$(BUILD_ARCH))
 GNU_TYPE := $(shell dpkg-architecture -a$(ARCH) -qDEB_HOST_GNU_TYPE 2>/dev/null)
 SWIFT_TRIPLE ?= $(shell dpkg-architecture -a$(ARCH) -qDEB_HOST_GNU_CPU 2>/dev/null)-unknown-linux-gnu
@@ -150,7 +157,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench order-file deb test-package test-package-as-root test-static man completions
-.PHONY: libusher test-libusher test-varlink check-no-foundation before-usherd
+.PHONY: libusher test-libusher test-varlink check-no-foundation before-usherd programs
 
 all: build libusher
 
@@ -244,11 +251,10 @@ test-libusher: test-deps libusher
 MAN_BUILD := .build/man
 # The page's date: SOURCE_DATE_EPOCH when set (reproducible builds), else today.
 MAN_DATE = $$(date -u -d "@$${SOURCE_DATE_EPOCH:-$$(date +%s)}" +%Y-%m-%d)
-man: deps
-	$(RELEASE_BUILD) --product usher
+man: programs
 	$(RELEASE_BUILD) --product generate-manual
 	@mkdir -p $(MAN_BUILD)
-	.build/release/generate-manual .build/release/usher --section 1 --date $(MAN_DATE) --output-directory $(MAN_BUILD)
+	.build/release/generate-manual $(PROGRAMS)/usher --section 1 --date $(MAN_DATE) --output-directory $(MAN_BUILD)
 	@# generate-manual keeps the blank lines between paragraphs of a discussion, which mdoc warns about: .Pp instead.
 	sed -i 's/^$$/.Pp/' $(MAN_BUILD)/usher.1
 	awk -f man/usherd.toml.5.awk config/usherd.toml > $(MAN_BUILD)/usherd.toml.5
@@ -257,24 +263,30 @@ man: deps
 # Shell completions, from the release binary (swift-argument-parser's generator); user arguments complete with the
 # emails of the users on the device, which the script asks `usher` for as the shell completes.
 COMPLETIONS_BUILD := .build/completions
-completions: deps
-	$(RELEASE_BUILD) --product usher
+completions: programs
 	@mkdir -p $(COMPLETIONS_BUILD)
 	@# Sourced by bash-completion, never run: without the generator's #! line (lintian: bash-completion-with-hashbang).
-	.build/release/usher --generate-completion-script bash > $(COMPLETIONS_BUILD)/usher.generated
+	$(PROGRAMS)/usher --generate-completion-script bash > $(COMPLETIONS_BUILD)/usher.generated
 	sed '1{/^#!/d}' $(COMPLETIONS_BUILD)/usher.generated > $(COMPLETIONS_BUILD)/usher
-	.build/release/usher --generate-completion-script zsh > $(COMPLETIONS_BUILD)/_usher
-	.build/release/usher --generate-completion-script fish > $(COMPLETIONS_BUILD)/usher.fish
+	$(PROGRAMS)/usher --generate-completion-script zsh > $(COMPLETIONS_BUILD)/_usher
+	$(PROGRAMS)/usher --generate-completion-script fish > $(COMPLETIONS_BUILD)/usher.fish
+
+# This machine's release usherd under both its names, as the package installs it (see RELEASE_FLAGS above).
+programs: deps
+	$(RELEASE_BUILD) --product usherd
+	@mkdir -p $(PROGRAMS)
+	ln -sfn ../release/usherd $(PROGRAMS)/usherd
+	ln -sfn ../release/usherd $(PROGRAMS)/usher
 
 install: deps man completions libusher
 	$(TARGET_RELEASE_BUILD) --product usherd
-	$(TARGET_RELEASE_BUILD) --product usher
-	@# Neither links Foundation proper or ICU (FoundationEssentials only): checked before stripping, on the symbols.
-	tools/check-no-foundation.sh $(TARGET_BIN)/usherd $(TARGET_BIN)/usher
+	@# It links no Foundation proper or ICU (FoundationEssentials only): checked before stripping, on the symbols.
+	tools/check-no-foundation.sh $(TARGET_BIN)/usherd
 	@# Stripped; the debug information goes to $(DEBUGDIR)/.build-id/ (the -dbgsym package in make deb).
-	for program in usherd usher; do \
-	  packaging/install-stripped.sh $(TARGET_BIN)/$$program $(DESTDIR)$(BINDIR)/$$program $(DESTDIR)$(DEBUGDIR); \
-	done
+	packaging/install-stripped.sh $(TARGET_BIN)/usherd $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(DEBUGDIR)
+	@# The CLI is usherd under another name. A hard link, not a symbolic one: /proc/PID/exe then says /usr/bin/usher
+	@# for the CLI (what an [[access.rule]] with `executable` names), and dpkg counts the file once in Installed-Size.
+	ln -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher
 	@# The name git runs for credential.helper = usher (usher acts as git-credential when called so).
 	ln -sf usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
@@ -301,10 +313,8 @@ install: deps man completions libusher
 	@echo "Installed. Next: systemd-sysusers && systemctl daemon-reload && systemctl enable --now usherd.socket usherd-varlink.socket"
 
 uninstall:
-	for program in usherd usher; do \
-	  id=$$(readelf -n $(DESTDIR)$(BINDIR)/$$program 2>/dev/null | sed -n 's/^ *Build ID: *//p'); \
-	  [ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug; \
-	done
+	id=$$(readelf -n $(DESTDIR)$(BINDIR)/usherd 2>/dev/null | sed -n 's/^ *Build ID: *//p'); \
+	[ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
 	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket $(DESTDIR)$(UNITDIR)/usherd-varlink.socket
 	rm -f $(DESTDIR)$(USERUNITDIR)/usherd.service $(DESTDIR)$(USERUNITDIR)/usherd.socket
@@ -346,7 +356,8 @@ test-static:
 	$(MAKE) install DESTDIR=$(DEB_DIR)/static PREFIX=/usr SYSCONFDIR=/etc && \
 	packaging/test-static.sh $(DEB_DIR)/static/usr/bin
 
-# usherd and usher link no Foundation beyond FoundationEssentials, and no ICU (make install checks it too).
+# usherd (the CLI too) links no Foundation beyond FoundationEssentials, and no ICU (make install checks it too). The
+# CLI alone (the `usher` product) is checked as well: it is what `swift build` gives a developer.
 check-no-foundation: deps
 	$(RELEASE_BUILD) --product usherd
 	$(RELEASE_BUILD) --product usher
@@ -404,19 +415,17 @@ before-usherd:
 	git archive $(BEFORE) | tar -x -C $(BEFORE_DIR)
 	cd $(BEFORE_DIR) && $(SWIFT) build -c release --static-swift-stdlib --product usherd
 
-bench: test-deps $(if $(BEFORE),before-usherd)
+bench: test-deps programs $(if $(BEFORE),before-usherd)
 	$(call apt_install,openssh-client)
-	$(RELEASE_BUILD) --product usherd
-	$(RELEASE_BUILD) --product usher
 	@# The CLI's start-up figure is only meaningful without a dynamically loaded Swift runtime or Foundation.
-	@if ldd .build/release/usher | grep -E 'libswift|libFoundation|lib_Foundation'; then \
+	@if ldd $(PROGRAMS)/usher | grep -E 'libswift|libFoundation|lib_Foundation'; then \
 	  echo "usher links the Swift runtime or Foundation dynamically (above)"; exit 1; fi
 	@mkdir -p $(BENCH_DIR)
 	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/rtload bench/rtload.c -lpthread
 	$(CC) -O2 -Wall -Wextra -o $(BENCH_DIR)/lineecho bench/lineecho.c
 	@# The package of these binaries, for its Installed-Size (quickly: gzip, no -dbgsym, no lintian).
 	$(MAKE) --no-print-directory deb DEB_QUICK=yes DEB_LINTIAN=no DEB_DIR=$(BENCH_DIR)/deb DEB_OUT=$(BENCH_DIR)
-	$(TEST_PYTHON) bench/bench.py --usherd .build/release/usherd --usher .build/release/usher \
+	$(TEST_PYTHON) bench/bench.py --usherd $(PROGRAMS)/usherd --usher $(PROGRAMS)/usher \
 	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho --deb $(BENCH_DIR)/usher_$(VERSION)_$(DEB_ARCH).deb \
 	  $(if $(BEFORE),--before $(BEFORE_USHERD)) $(BENCH_ARGS)
 

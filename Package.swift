@@ -156,7 +156,9 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["VersionPlugin"]
         ),
-        .executableTarget(name: "usherd", dependencies: ["UsherDaemon"], swiftSettings: strict),
+        // One program for the device (usherd and usher are one file in the package, see Sources/usherd): the daemon
+        // under the name usherd, the CLI under any other.
+        .executableTarget(name: "usherd", dependencies: ["UsherDaemon", "UsherCLI"], swiftSettings: strict),
         .target(
             name: "UsherClient",
             dependencies: [

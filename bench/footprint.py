@@ -61,10 +61,10 @@ def installed_size(deb, binaries):
                                text=True).stdout.strip()
         return int(field), f"from {os.path.basename(deb)}"
     with tempfile.TemporaryDirectory(prefix="usher-footprint-") as directory:
-        for binary in binaries:
+        for binary in {os.path.realpath(binary) for binary in binaries}:
             subprocess.run(["objcopy", "--strip-all", "--remove-section=.comment", "--remove-section=.note", binary,
                             os.path.join(directory, os.path.basename(binary))], check=True)
-        return installed_size_of_tree(directory) - 1, "the two stripped binaries alone, summed as dpkg-gencontrol does " \
+        return installed_size_of_tree(directory) - 1, "the stripped binaries alone, summed as dpkg-gencontrol does " \
             "(no .deb given: a lower bound)"
 
 
@@ -160,7 +160,9 @@ class Footprint:
         return figures
 
     def measure(self, label, usherd, usher, deb):
-        sizes = {"usherd": stripped_size(usherd), "usher": stripped_size(usher)}
+        # One program (this build: make's .build/programs has both names link to the release usherd) or two.
+        one_file = os.path.samefile(usherd, usher)
+        sizes = {"usherd": stripped_size(usherd), "usher": None if one_file else stripped_size(usher)}
         installed, source = installed_size(deb, [usherd, usher])
         return {"label": label, "sizes": sizes, "installed": installed, "installed_source": source,
                 "memory": self.idle_memory(usherd, label)}
@@ -183,6 +185,7 @@ class Footprint:
             f" | {mb(c['sizes']['usherd']):>11} {verdict(c['sizes']['usherd'], TARGET_USHERD_BYTES):>10}"
             for c in columns) + f" | <= {mb(TARGET_USHERD_BYTES)}")
         print(f"{'usher, stripped':<34}" + "".join(
+            f" | {'= usherd':>11} {'one file':>10}" if c['sizes']['usher'] is None else
             f" | {mb(c['sizes']['usher']):>11} {verdict(c['sizes']['usher'], TARGET_USHER_BYTES):>10}"
             for c in columns) + f" | <= {mb(TARGET_USHER_BYTES)}")
         print(f"{'package Installed-Size':<34}" + "".join(
@@ -199,6 +202,9 @@ class Footprint:
                 f" | {c['memory'][count]['startup']:>8.2f} s{'':>12}" for c in columns) + " |")
         for column in columns:
             print(f"Installed-Size of {column['label']}: {column['installed_source']}")
+            if column["sizes"]["usher"] is None:
+                print(f"usher of {column['label']}: usherd under another name (the package installs a hard link), no "
+                      "bytes of its own; the CLI's own code is in usherd's size")
         order_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packaging", "usherd.order")
         matched, named = order_file_coverage(self.args.usherd, order_file)
         print(f"link order (packaging/usherd.order): {matched:,} of its {named:,} functions are in this usherd"

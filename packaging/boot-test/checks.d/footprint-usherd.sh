@@ -1,20 +1,20 @@
 #!/bin/sh
 # Issue 25: the installed daemon and the package are sized for a device: no Foundation (beyond FoundationEssentials)
 # and no ICU linked into usherd, nothing of the Swift toolchain among the libraries it loads, and usherd and the
-# package no larger than this release made them (31,000,000 bytes stripped; Installed-Size 51,000 KiB), so that a
-# change that brings Foundation or ICU back, links libcurl or another HTTP stack again, or grows the daemon, fails
-# here. Issue 25's targets are 20,000,000 bytes and 35,000 KiB: not met yet (docs/performance.md, "Footprint"); this
-# check says by how much. Run by the package boot test inside the booted container, as root; changes nothing; every
-# failure is listed before it exits.
-# footprint-usher.sh checks the CLI.
+# package no larger than this release made them (32,700,000 bytes stripped, the CLI included: usherd is the CLI too,
+# installed as usher; the package's Installed-Size 35,000 KiB, issue 25's target), so that a change that brings
+# Foundation or ICU back, links libcurl or another HTTP stack again, ships the CLI as a second binary again, or grows
+# the daemon, fails here. Issue 25's target for usherd, 20,000,000 bytes, is not met (docs/performance.md, "Footprint");
+# this check says by how much. Run by the package boot test inside the booted container, as root; changes nothing;
+# every failure is listed before it exits.
+# footprint-usher.sh checks that the CLI is this file under another name.
 set -u
 say() { echo "footprint-usherd: $*"; }
 fail() { say "FAIL: $*"; exit 1; }
 binary=/usr/bin/usherd
-limit=31000000
-installed_limit=51000
+limit=32700000
+installed_limit=35000
 target=20000000
-installed_target=35000
 
 size=$(stat -c %s "$binary") || fail "no $binary"
 installed=$(dpkg-query -W -f='${Installed-Size}' usher) || fail "the usher package is not installed"
@@ -43,7 +43,6 @@ fi
 [ "$installed" -le "$installed_limit" ] || { say "FAIL: Installed-Size $installed KiB, more than $installed_limit"; status=1; }
 [ "$status" -eq 0 ] || exit 1
 [ "$size" -le "$target" ] || say "issue 25's target of $target bytes is not met: $((size - target)) bytes over"
-[ "$installed" -le "$installed_target" ] \
-	|| say "issue 25's Installed-Size target of $installed_target KiB is not met: $((installed - installed_target)) KiB over"
+say "issue 25's Installed-Size target is met: $installed KiB, at most $installed_limit"
 say "no Foundation or ICU symbols; loads only: $needed"
 say "ok"
