@@ -129,11 +129,8 @@ let package = Package(
         .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.
         .systemLibrary(name: "CUsherLinux"),
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
+        /// libsystemd, opened with dlopen on first use (its header says why); Debian's libsystemd-dev to build.
+        .target(name: "CSystemd"),
         .target(
             name: "UsherDaemon",
             dependencies: [

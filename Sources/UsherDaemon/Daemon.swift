@@ -56,6 +56,7 @@ package struct Daemon {
 
     /// Runs until SIGTERM or SIGINT. Start-up failures throw before anything is served.
     package func run() async throws {
+        try Systemd.requireLibraryWhenAsked()
         // Opening the database may run migrations: ask systemd for time before doing it.
         Systemd.extendTimeout(seconds: 90)
         let safety = FileSafety(logger: self.logger)

@@ -12,7 +12,7 @@ enum Logind {
     static func seat(ofPID pid: Int32) -> String? {
         guard pid > 0 else { return nil }
         var session: UnsafeMutablePointer<CChar>?
-        guard sd_pid_get_session(pid, &session) >= 0, let session else { return nil }
+        guard usher_sd_pid_get_session(pid, &session) >= 0, let session else { return nil }
         defer { free(session) }
         return self.seat(ofSession: session)
     }
@@ -20,7 +20,7 @@ enum Logind {
     /// The seat of a logind session, by the session's id.
     static func seat(ofSession session: UnsafePointer<CChar>) -> String? {
         var seat: UnsafeMutablePointer<CChar>?
-        guard sd_session_get_seat(session, &seat) >= 0, let seat else { return nil }
+        guard usher_sd_session_get_seat(session, &seat) >= 0, let seat else { return nil }
         defer { free(seat) }
         return String(cString: seat)
     }
@@ -28,7 +28,7 @@ enum Logind {
     /// The seats logind knows now; empty when logind is not running.
     static func seats() -> [String] {
         var list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-        let count = sd_get_seats(&list)
+        let count = usher_sd_get_seats(&list)
         guard count > 0, let list else { return [] }
         defer {
             for index in 0..<Int(count) { free(list[index]) }

@@ -17,7 +17,7 @@ struct LogindSeatMonitor: Service {
 
     func run() async throws {
         var monitor: OpaquePointer?
-        let created = sd_login_monitor_new("seat", &monitor)
+        let created = usher_sd_login_monitor_new("seat", &monitor)
         guard created >= 0, let monitor else {
             self.logger.warning(
                 "cannot follow logind's seats; the seats known at start stay as they are",
@@ -25,9 +25,9 @@ struct LogindSeatMonitor: Service {
             )
             return
         }
-        defer { sd_login_monitor_unref(monitor) }
+        defer { usher_sd_login_monitor_unref(monitor) }
         // NIO closes the descriptor it is given; the monitor closes its own.
-        let descriptor = dup(sd_login_monitor_get_fd(monitor))
+        let descriptor = dup(usher_sd_login_monitor_get_fd(monitor))
         guard descriptor >= 0 else { return }
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let channel: any Channel

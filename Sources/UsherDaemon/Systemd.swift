@@ -25,7 +25,17 @@ enum Systemd {
     /// and bounded; keys are the daemon's own constants.
     static func notify(_ fields: [String]) {
         guard !fields.isEmpty else { return }
-        _ = self.message(fields).withCString { sd_notify(0, $0) }
+        _ = self.message(fields).withCString { usher_sd_notify(0, $0) }
+    }
+
+    /// Fails when systemd asked for its protocol (`NOTIFY_SOCKET`, `LISTEN_FDS`) and libsystemd, which usherd opens on
+    /// first use (Sources/CSystemd), cannot be loaded: without it the daemon would never say it is ready and would
+    /// ignore the sockets it was handed. Without systemd, nothing is loaded here and nothing is needed.
+    static func requireLibraryWhenAsked() throws {
+        guard getenv("NOTIFY_SOCKET") != nil || getenv("LISTEN_FDS") != nil else { return }
+        if let failure = usher_sd_load_error() {
+            throw SystemdLibraryError(description: "systemd started usherd, but \(String(cString: failure))")
+        }
     }
 
     /// The longest value sent in one field (`STATUS=` is shown by `systemctl status`, not meant for essays).
@@ -85,7 +95,7 @@ enum Systemd {
     /// The watchdog interval, when systemd set `WATCHDOG_USEC` for this process (`WATCHDOG_PID` unset or ours).
     static func watchdogInterval() -> Duration? {
         var microseconds: UInt64 = 0
-        guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
+        guard usher_sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
         return .microseconds(Int64(microseconds))
     }
 
@@ -109,7 +119,7 @@ enum Systemd {
     /// The names of the descriptors systemd passed, in order ("" for one without a name); none without activation.
     private static func listeningNames(unsetEnvironment: Bool) -> [String] {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
-        let count = sd_listen_fds_with_names(unsetEnvironment ? 1 : 0, &names)
+        let count = usher_sd_listen_fds_with_names(unsetEnvironment ? 1 : 0, &names)
         guard count > 0 else { return [] }
         defer {
             if let names {
@@ -136,4 +146,9 @@ enum Systemd {
         }
         return path
     }
+}
+
+/// libsystemd cannot be loaded in a daemon that systemd started (see `Systemd.requireLibraryWhenAsked`).
+package struct SystemdLibraryError: Error, CustomStringConvertible {
+    package var description: String
 }

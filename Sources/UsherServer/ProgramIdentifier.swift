@@ -86,8 +86,8 @@ package enum ProgramIdentifier {
         defer { close(pinned) }
         let executable = Self.executable(of: pid)
         let file = ExecutableFile(path: "/proc/\(pid)/exe")
-        let unit = Self.unit(of: pid, sd_pid_get_unit)
-        let userUnit = Self.unit(of: pid, sd_pid_get_user_unit)
+        let unit = Self.unit(of: pid, usher_sd_pid_get_unit)
+        let userUnit = Self.unit(of: pid, usher_sd_pid_get_user_unit)
         // Everything above was read through the pid: it was the pinned process's only if that still runs now.
         guard usher_pidfd_is_running(pinned) == 1, let executable, let file else { return .unidentified }
         return ProgramIdentity(identified: true, executable: executable, file: file, unit: unit, userUnit: userUnit)
