@@ -31,6 +31,17 @@ struct OneProgramTests {
         #expect(usherd.status == 0, "\(usherd.stderr)")
         #expect(usherd.stdout.contains("--state-directory"), "usherd --help printed \(usherd.stdout)")
         #expect(!usherd.stdout.contains("Talk to usherd"), "usherd --help printed the CLI's help: \(usherd.stdout)")
+        // With no name at all (an empty argv[0]), the daemon, as before usherd was the CLI too.
+        let nameless = try await runProcess(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import subprocess, sys; sys.exit(subprocess.run(['', '--help'], executable=sys.argv[1]).returncode)",
+                "\(bin)/usher",
+            ]
+        )
+        #expect(nameless.status == 0, "\(nameless.stderr)")
+        #expect(nameless.stdout.contains("--state-directory"), "with an empty argv[0]: \(nameless.stdout)")
         // Run by git: the git-credential subcommand, whose help names the credential protocol's operations.
         let git = try await runProcess("\(bin)/git-credential-usher", ["--help"])
         #expect(git.status == 0, "\(git.stderr)")
