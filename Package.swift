@@ -124,13 +124,15 @@ let package = Package(
         ),
         /// libcurl, the system's (Debian's libcurl4), opened with dlopen on the first request to an identity provider:
         /// typed wrappers for its variadic calls, and the loader (Sources/CCurl/include/usher_curl.h says why).
-        .target(name: "CCurl"),
+        .target(name: "CCurl", dependencies: ["CUsherLoader"]),
+        /// dlopen and dlsym of a library's functions, for CCurl and CSystemd.
+        .target(name: "CUsherLoader"),
         /// Requests to identity providers: one thread and one libcurl multi handle for all of them.
         .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),
         /// Linux calls Swift's Glibc module leaves out (prctl, fgetxattr); header-only.
         .systemLibrary(name: "CUsherLinux"),
         /// libsystemd, opened with dlopen on first use (its header says why); Debian's libsystemd-dev to build.
-        .target(name: "CSystemd"),
+        .target(name: "CSystemd", dependencies: ["CUsherLoader"]),
         .target(
             name: "UsherDaemon",
             dependencies: [

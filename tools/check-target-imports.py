@@ -5,7 +5,8 @@ SwiftPM builds a target that imports a module it does not declare as long as som
 into the build, and says nothing about a declared dependency that is never imported. Both make the graph in
 Package.swift lie about the code. This reads the manifest (`swift package dump-package`) and every target's sources,
 and fails, naming each target and module, when a target imports a module of this package or of a dependency that it
-does not declare, or declares one it never imports. The toolchain's own modules (Foundation, Glibc, Testing, ...)
+does not declare, or declares one it never imports. A C target imports another C target of the package by including a
+header of its include/ directory. The toolchain's own modules (Foundation, Glibc, Testing, ...)
 are not declared in a manifest and are not checked.
 
 Usage: tools/check-target-imports.py [PACKAGE_DIR]  (default: the current directory)
@@ -38,13 +39,32 @@ def target_directory(package_dir, target):
     return os.path.join(package_dir, parent, target["name"])
 
 
-def imported_modules(directory):
+# A C target's sources use another C target of the package by including a header of its include/ directory.
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def public_headers(package_dir, targets):
+    """The header names of each C target's include/ directory, mapped to the target."""
+    headers = {}
+    for target in targets:
+        include = os.path.join(target_directory(package_dir, target), "include")
+        for root, _, files in os.walk(include):
+            for name in files:
+                if name.endswith(".h"):
+                    headers[os.path.relpath(os.path.join(root, name), include)] = target["name"]
+    return headers
+
+
+def imported_modules(directory, headers):
     modules = set()
     for root, _, files in os.walk(directory):
         for name in files:
             if name.endswith(".swift"):
                 with open(os.path.join(root, name), encoding="utf-8") as source:
                     modules.update(IMPORT.findall(source.read()))
+            elif name.endswith((".c", ".h")):
+                with open(os.path.join(root, name), encoding="utf-8") as source:
+                    modules.update(headers[header] for header in INCLUDE.findall(source.read()) if header in headers)
     return modules
 
 
@@ -67,10 +87,13 @@ def main():
         ).stdout
     )
     problems = []
+    sources = [target for target in manifest["targets"] if target["type"] not in ("system", "plugin", "binary")]
+    headers = public_headers(package_dir, sources)
     for target in manifest["targets"]:
-        if target["type"] in ("system", "plugin", "binary"):
+        if target not in sources:
             continue
-        imported = imported_modules(target_directory(package_dir, target)) - TOOLCHAIN_MODULES - {target["name"]}
+        imported = imported_modules(target_directory(package_dir, target), headers)
+        imported -= TOOLCHAIN_MODULES | {target["name"]}
         declared = declared_modules(target)
         for module in sorted(imported - declared):
             problems.append(f"{target['name']} imports {module} but does not declare it")

@@ -1,9 +1,10 @@
 // See include/usher_curl.h.
 #include "usher_curl.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+
+#include "usher_loader.h"
 
 // The soname of libcurl 7.16 and later (Debian's libcurl4 and libcurl3-gnutls both provide it; the package depends on
 // libcurl4). CURLOPT_PROTOCOLS_STR needs 7.85.
@@ -34,10 +35,7 @@ static int load_result = -1;
 static char load_error[512] = "libcurl was not loaded";
 
 // Every function usher calls, and where its address goes.
-static const struct {
-	const char *name;
-	void **slot;
-} symbols[] = {
+static const struct usher_symbol symbols[] = {
 	{"curl_global_init", (void **)&curl.global_init},
 	{"curl_version_info", (void **)&curl.version_info},
 	{"curl_easy_init", (void **)&curl.easy_init},
@@ -58,20 +56,9 @@ static const struct {
 };
 
 static void load(void) {
-	void *library = dlopen(USHER_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *reason = dlerror();
-		snprintf(load_error, sizeof load_error, "cannot load %s: %s", USHER_CURL_SONAME, reason ? reason : "?");
+	if (usher_load_library(USHER_CURL_SONAME, symbols, sizeof symbols / sizeof symbols[0], load_error,
+			       sizeof load_error) != 0)
 		return;
-	}
-	for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-		*symbols[i].slot = dlsym(library, symbols[i].name);
-		if (!*symbols[i].slot) {
-			// The library stays open: a process that failed to use it once will not try again.
-			snprintf(load_error, sizeof load_error, "%s has no %s", USHER_CURL_SONAME, symbols[i].name);
-			return;
-		}
-	}
 	const curl_version_info_data *version = curl.version_info(CURLVERSION_NOW);
 	if (!version || version->version_num < 0x075500) {
 		snprintf(load_error, sizeof load_error, "%s is libcurl %s; usherd needs 7.85 or later", USHER_CURL_SONAME,

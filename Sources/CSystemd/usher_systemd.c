@@ -1,10 +1,10 @@
 // See include/usher_systemd.h.
 #include "usher_systemd.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
+
+#include "usher_loader.h"
 
 // The soname of libsystemd since systemd 209 (Debian's libsystemd0).
 #define USHER_SYSTEMD_SONAME "libsystemd.so.0"
@@ -28,10 +28,7 @@ static int loaded = 0;
 static char load_error[512] = "libsystemd was not loaded";
 
 // Every function usher calls, and where its address goes.
-static const struct {
-	const char *name;
-	void **slot;
-} symbols[] = {
+static const struct usher_symbol symbols[] = {
 	{"sd_notify", (void **)&sd.notify},
 	{"sd_watchdog_enabled", (void **)&sd.watchdog_enabled},
 	{"sd_listen_fds_with_names", (void **)&sd.listen_fds_with_names},
@@ -45,22 +42,10 @@ static const struct {
 	{"sd_login_monitor_get_fd", (void **)&sd.login_monitor_get_fd},
 };
 
+// Every function fails alike when one is missing, never some of them.
 static void load(void) {
-	void *library = dlopen(USHER_SYSTEMD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *reason = dlerror();
-		snprintf(load_error, sizeof load_error, "cannot load %s: %s", USHER_SYSTEMD_SONAME, reason ? reason : "?");
-		return;
-	}
-	for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-		*symbols[i].slot = dlsym(library, symbols[i].name);
-		if (!*symbols[i].slot) {
-			// The library stays open; every function fails alike, never some of them.
-			snprintf(load_error, sizeof load_error, "%s has no %s", USHER_SYSTEMD_SONAME, symbols[i].name);
-			return;
-		}
-	}
-	loaded = 1;
+	loaded = usher_load_library(USHER_SYSTEMD_SONAME, symbols, sizeof symbols / sizeof symbols[0], load_error,
+				    sizeof load_error) == 0;
 }
 
 static int ready(void) {
