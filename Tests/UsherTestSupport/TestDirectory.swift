@@ -24,17 +24,59 @@ package final class TestDirectory: Sendable {
     }
 }
 
-package struct TestSupportError: Error, CustomStringConvertible {
+package struct TestSupportError: Error, CustomStringConvertible, Sendable {
     package var description: String
     package init(_ description: String) { self.description = description }
 }
 
-/// Where the package's built executables are: next to the test bundle, or in `.build/debug`.
+/// Where the package's built executables are: next to the test bundle, or in `.build/debug`; `USHER_BUILD_DIR` names
+/// another directory (an installed tree, say).
+///
+/// `usher` is the CLI as the package installs it: the built usherd under the name `usher`, a hard link in `installed/`
+/// beside it (Sources/usherd/Usherd.swift runs the CLI under any name but `usherd`), so that every test of the CLI
+/// runs the program users get. The `usher` product, the CLI alone, is for development.
 package enum BuiltProducts {
     package static func path(of product: String) throws -> String {
         if let override = ProcessInfo.processInfo.environment["USHER_BUILD_DIR"] {
             return "\(override)/\(product)"
         }
+        if product == "usher" {
+            return try self.installedCLI.get()
+        }
+        return try self.built(product)
+    }
+
+    /// The SwiftPM product `product` as built, whatever the package installs under its name (`usher`: the CLI alone).
+    package static func product(_ product: String) throws -> String {
+        if let override = ProcessInfo.processInfo.environment["USHER_BUILD_DIR"] {
+            return "\(override)/\(product)"
+        }
+        return try self.built(product)
+    }
+
+    /// Linked once per test process, from the usherd built now (a link made by an earlier run names an older file).
+    private static let installedCLI = Result { () throws(TestSupportError) -> String in
+        try BuiltProducts.linkInstalledCLI()
+    }
+
+    private static func linkInstalledCLI() throws(TestSupportError) -> String {
+        let usherd = try self.built("usherd")
+        let directory = URL(fileURLWithPath: usherd).deletingLastPathComponent().appendingPathComponent("installed")
+            .path
+        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+            throw TestSupportError("cannot make \(directory): \(String(cString: strerror(errno)))")
+        }
+        let path = "\(directory)/usher"
+        // Another test process may link at the same time: each makes its own link and renames it into place.
+        let temporary = "\(directory)/.usher-\(getpid())"
+        unlink(temporary)
+        guard link(usherd, temporary) == 0, rename(temporary, path) == 0 else {
+            throw TestSupportError("cannot link \(path) to \(usherd): \(String(cString: strerror(errno)))")
+        }
+        return path
+    }
+
+    private static func built(_ product: String) throws(TestSupportError) -> String {
         var candidates: [String] = []
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
