@@ -116,12 +116,9 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["VarlinkInterfacePlugin"]
         ),
-        /// SQLite's C API, from the system's libsqlite3: the store's typed layer over it is Sources/UsherStore/SQLite.
-        .systemLibrary(
-            name: "CSQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]
-        ),
+        /// SQLite's C API, from the system's libsqlite3, opened with dlopen when the store first opens a database (its
+        /// header says why): the store's typed layer over it is Sources/UsherStore/SQLite.
+        .target(name: "CSQLite", dependencies: ["CUsherLoader"]),
         /// libcurl, the system's (Debian's libcurl4), opened with dlopen on the first request to an identity provider:
         /// typed wrappers for its variadic calls, and the loader (Sources/CCurl/include/usher_curl.h says why).
         .target(name: "CCurl", dependencies: ["CUsherLoader"]),

@@ -75,10 +75,11 @@ dpkg-shlibdeps -Tdebian/usher.substvars $binaries
 relr=""
 # shellcheck disable=SC2086 # one argument per binary
 if readelf -V $binaries | grep -q GLIBC_ABI_DT_RELR; then relr=", libc6 (>= 2.36)"; fi
-# usherd opens libcurl with dlopen on its first request to an identity provider (Sources/CCurl), and libsystemd on
-# first use (Sources/CSystemd), so dpkg-shlibdeps, which reads NEEDED entries, sees neither; 7.85 for
-# CURLOPT_PROTOCOLS_STR, 227 for sd_listen_fds_with_names.
-echo "misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)$relr, libcurl4 (>= 7.85.0), libsystemd0 (>= 227)" \
+# usherd opens libcurl with dlopen on its first request to an identity provider (Sources/CCurl), libsystemd on first
+# use (Sources/CSystemd) and libsqlite3 when the store opens its database (Sources/CSQLite), so dpkg-shlibdeps, which
+# reads NEEDED entries, sees none of them; 7.85 for CURLOPT_PROTOCOLS_STR, 227 for sd_listen_fds_with_names, 3.37 for
+# sqlite3_changes64.
+echo "misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)$relr, libcurl4 (>= 7.85.0), libsystemd0 (>= 227), libsqlite3-0 (>= 3.37.0)" \
 	>> debian/usher.substvars
 dpkg-gencontrol -pusher -v"$version" -Tdebian/usher.substvars -P"$package" -f"$work/files"
 # shellcheck disable=SC2086 # two options

@@ -1,5 +1,6 @@
 // Opening a shared library with dlopen() and resolving the functions usherd calls in it: the one loader behind the
-// libraries usherd opens when it first needs them instead of linking them (Sources/CCurl, Sources/CSystemd).
+// libraries usherd opens when it first needs them instead of linking them (Sources/CCurl, Sources/CSystemd,
+// Sources/CSQLite).
 #ifndef USHER_LOADER_H
 #define USHER_LOADER_H
 

@@ -20,14 +20,15 @@ package final class Connection {
     package init(path: String, busyTimeout: Int32 = 10_000) throws(StoreError) {
         var handle: OpaquePointer? = nil
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = usher_sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
-            let reason = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
-            sqlite3_close_v2(handle)
+            let reason =
+                handle.map { String(cString: usher_sqlite3_errmsg($0)) } ?? String(cString: usher_sqlite3_errstr(code))
+            usher_sqlite3_close_v2(handle)
             throw .cannotOpen(path: path, reason: reason)
         }
         self.handle = handle
-        sqlite3_busy_timeout(handle, busyTimeout)
+        usher_sqlite3_busy_timeout(handle, busyTimeout)
         // As GRDB had them: foreign keys enforced (`local_account_token` goes with its account).
         try self.execute(sql: "PRAGMA foreign_keys = ON")
     }
@@ -42,11 +43,12 @@ package final class Connection {
         self.isClosed = true
         // Finalizes the cached statements (`Statement.deinit`) first; close_v2 waits for any still held elsewhere.
         self.cache.removeAll()
-        sqlite3_close_v2(self.handle)
+        usher_sqlite3_close_v2(self.handle)
     }
 
     static func error(_ code: Int32, _ database: OpaquePointer?) -> StoreError {
-        let message = database.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        let message =
+            database.map { String(cString: usher_sqlite3_errmsg($0)) } ?? String(cString: usher_sqlite3_errstr(code))
         return .sqlite(code: code, message: message)
     }
 
@@ -55,7 +57,7 @@ package final class Connection {
     /// Runs SQL text that binds no values: schema changes, pragmas, `BEGIN`/`COMMIT`. Several statements may be
     /// separated by semicolons.
     package func execute(sql: String) throws(StoreError) {
-        let code = sqlite3_exec(self.handle, sql, nil, nil, nil)
+        let code = usher_sqlite3_exec(self.handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw Self.error(code, self.handle) }
     }
 
@@ -77,7 +79,7 @@ package final class Connection {
     }
 
     /// Rows changed by the last `INSERT`, `UPDATE` or `DELETE`.
-    package var changesCount: Int { Int(sqlite3_changes64(self.handle)) }
+    package var changesCount: Int { Int(usher_sqlite3_changes64(self.handle)) }
 
     // MARK: Queries
 
@@ -159,7 +161,7 @@ package final class Connection {
             return value
         } catch {
             // SQLite may have rolled back already (some errors end the transaction); then there is nothing to undo.
-            if sqlite3_get_autocommit(self.handle) == 0 { try? self.execute(sql: "ROLLBACK") }
+            if usher_sqlite3_get_autocommit(self.handle) == 0 { try? self.execute(sql: "ROLLBACK") }
             throw error
         }
     }

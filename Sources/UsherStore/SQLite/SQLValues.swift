@@ -13,12 +13,12 @@ package protocol SQLColumn {
 
 extension Int64: SQLArgument, SQLColumn {
     package func bind(to statement: Statement, at index: Int32) throws(StoreError) {
-        try statement.check(sqlite3_bind_int64(statement.handle, index, self))
+        try statement.check(usher_sqlite3_bind_int64(statement.handle, index, self))
     }
 
     package static func read(from statement: Statement, at index: Int32) throws(StoreError) -> Int64 {
         try statement.requireValue(at: index)
-        return sqlite3_column_int64(statement.handle, index)
+        return usher_sqlite3_column_int64(statement.handle, index)
     }
 }
 
@@ -45,12 +45,12 @@ extension Bool: SQLArgument, SQLColumn {
 
 extension Double: SQLArgument, SQLColumn {
     package func bind(to statement: Statement, at index: Int32) throws(StoreError) {
-        try statement.check(sqlite3_bind_double(statement.handle, index, self))
+        try statement.check(usher_sqlite3_bind_double(statement.handle, index, self))
     }
 
     package static func read(from statement: Statement, at index: Int32) throws(StoreError) -> Double {
         try statement.requireValue(at: index)
-        return sqlite3_column_double(statement.handle, index)
+        return usher_sqlite3_column_double(statement.handle, index)
     }
 }
 
@@ -58,13 +58,13 @@ extension String: SQLArgument, SQLColumn {
     package func bind(to statement: Statement, at index: Int32) throws(StoreError) {
         // `withCString` never hands a null pointer (which SQLite would bind as NULL), even for "".
         let bytes = Int32(self.utf8.count)
-        try statement.check(self.withCString { csqlite_bind_text_copy(statement.handle, index, $0, bytes) })
+        try statement.check(self.withCString { usher_sqlite3_bind_text_copy(statement.handle, index, $0, bytes) })
     }
 
     package static func read(from statement: Statement, at index: Int32) throws(StoreError) -> String {
         try statement.requireValue(at: index)
-        guard let text = sqlite3_column_text(statement.handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(statement.handle, index))
+        guard let text = usher_sqlite3_column_text(statement.handle, index) else { return "" }
+        let count = Int(usher_sqlite3_column_bytes(statement.handle, index))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 }
@@ -74,18 +74,20 @@ extension [UInt8]: SQLArgument, SQLColumn {
     package func bind(to statement: Statement, at index: Int32) throws(StoreError) {
         // A null pointer would bind NULL: an empty array binds an empty blob.
         guard !self.isEmpty else {
-            try statement.check(sqlite3_bind_zeroblob(statement.handle, index, 0))
+            try statement.check(usher_sqlite3_bind_zeroblob(statement.handle, index, 0))
             return
         }
         try statement.check(
-            self.withUnsafeBytes { csqlite_bind_blob_copy(statement.handle, index, $0.baseAddress, Int32($0.count)) }
+            self.withUnsafeBytes {
+                usher_sqlite3_bind_blob_copy(statement.handle, index, $0.baseAddress, Int32($0.count))
+            }
         )
     }
 
     package static func read(from statement: Statement, at index: Int32) throws(StoreError) -> [UInt8] {
         try statement.requireValue(at: index)
-        let count = Int(sqlite3_column_bytes(statement.handle, index))
-        guard count > 0, let bytes = sqlite3_column_blob(statement.handle, index) else { return [] }
+        let count = Int(usher_sqlite3_column_bytes(statement.handle, index))
+        guard count > 0, let bytes = usher_sqlite3_column_blob(statement.handle, index) else { return [] }
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
     }
 }
@@ -95,7 +97,7 @@ extension Optional: SQLArgument where Wrapped: SQLArgument {
     package func bind(to statement: Statement, at index: Int32) throws(StoreError) {
         switch self {
         case .some(let value): try value.bind(to: statement, at: index)
-        case .none: try statement.check(sqlite3_bind_null(statement.handle, index))
+        case .none: try statement.check(usher_sqlite3_bind_null(statement.handle, index))
         }
     }
 }

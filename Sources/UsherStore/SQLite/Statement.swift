@@ -13,9 +13,9 @@ package final class Statement {
     init(database: OpaquePointer, sql: String, persistent: Bool) throws(StoreError) {
         var handle: OpaquePointer? = nil
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
-        let code = sqlite3_prepare_v3(database, sql, -1, flags, &handle, nil)
+        let code = usher_sqlite3_prepare_v3(database, sql, -1, flags, &handle, nil)
         guard code == SQLITE_OK, let handle else {
-            sqlite3_finalize(handle)
+            usher_sqlite3_finalize(handle)
             throw Connection.error(code, database)
         }
         self.handle = handle
@@ -23,13 +23,13 @@ package final class Statement {
     }
 
     deinit {
-        sqlite3_finalize(self.handle)
+        usher_sqlite3_finalize(self.handle)
     }
 
     /// Makes a statement ready to run again with new arguments: resets it and binds `arguments` to `?1`, `?2`, ...
     package func bind(_ arguments: [any SQLArgument]) throws(StoreError) {
         self.reset()
-        sqlite3_clear_bindings(self.handle)
+        usher_sqlite3_clear_bindings(self.handle)
         for (offset, argument) in arguments.enumerated() {
             try argument.bind(to: self, at: Int32(offset + 1))
         }
@@ -37,21 +37,21 @@ package final class Statement {
 
     /// Binds one value to the parameter `:name` (or `@name`, `$name`: `name` includes its sigil).
     package func bind(_ argument: some SQLArgument, named name: String) throws(StoreError) {
-        let index = sqlite3_bind_parameter_index(self.handle, name)
+        let index = usher_sqlite3_bind_parameter_index(self.handle, name)
         guard index > 0 else { throw .sqlite(code: SQLITE_RANGE, message: "no parameter named \(name)") }
         try argument.bind(to: self, at: index)
     }
 
     /// Steps to the next row: true when there is one, false when the statement is done.
     package func step() throws(StoreError) -> Bool {
-        let code = sqlite3_step(self.handle)
+        let code = usher_sqlite3_step(self.handle)
         switch code {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
             // sqlite3_reset returns the error again; the message is the connection's.
             let error = Connection.error(code, self.database)
-            sqlite3_reset(self.handle)
+            usher_sqlite3_reset(self.handle)
             throw error
         }
     }
@@ -65,18 +65,18 @@ package final class Statement {
 
     /// Ends a run early, releasing the statement's read lock; binding again resets too.
     package func reset() {
-        sqlite3_reset(self.handle)
+        usher_sqlite3_reset(self.handle)
     }
 
     /// Whether the statement has stepped and not been reset: it must not be handed out again meanwhile.
-    var isBusy: Bool { sqlite3_stmt_busy(self.handle) != 0 }
+    var isBusy: Bool { usher_sqlite3_stmt_busy(self.handle) != 0 }
 
     // MARK: Columns of the current row
 
-    package var columnCount: Int32 { sqlite3_column_count(self.handle) }
+    package var columnCount: Int32 { usher_sqlite3_column_count(self.handle) }
 
     package func columnName(at index: Int32) -> String {
-        sqlite3_column_name(self.handle, index).map { String(cString: $0) } ?? ""
+        usher_sqlite3_column_name(self.handle, index).map { String(cString: $0) } ?? ""
     }
 
     package func columnIndex(named name: String) throws(StoreError) -> Int32 {
@@ -92,7 +92,7 @@ package final class Statement {
     }
 
     package func isNull(at index: Int32) -> Bool {
-        sqlite3_column_type(self.handle, index) == SQLITE_NULL
+        usher_sqlite3_column_type(self.handle, index) == SQLITE_NULL
     }
 
     package func int64(at index: Int32) throws(StoreError) -> Int64 { try Int64.read(from: self, at: index) }
