@@ -1,7 +1,6 @@
 // See include/usher_curl.h.
 #include "usher_curl.h"
 
-#include <pthread.h>
 #include <stdio.h>
 
 #include "usher_loader.h"
@@ -30,10 +29,6 @@ static struct {
 	CURLMcode (*multi_wakeup)(CURLM *multi);
 } curl;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int load_result = -1;
-static char load_error[512] = "libcurl was not loaded";
-
 // Every function usher calls, and where its address goes.
 static const struct usher_symbol symbols[] = {
 	{"curl_global_init", (void **)&curl.global_init},
@@ -55,33 +50,29 @@ static const struct usher_symbol symbols[] = {
 	{"curl_multi_wakeup", (void **)&curl.multi_wakeup},
 };
 
-static void load(void) {
-	if (usher_load_library(USHER_CURL_SONAME, symbols, sizeof symbols / sizeof symbols[0], load_error,
-			       sizeof load_error) != 0)
-		return;
+// A libcurl new enough, and curl_global_init once.
+static int initialize(char *error, size_t error_size) {
 	const curl_version_info_data *version = curl.version_info(CURLVERSION_NOW);
 	if (!version || version->version_num < 0x075500) {
-		snprintf(load_error, sizeof load_error, "%s is libcurl %s; usherd needs 7.85 or later", USHER_CURL_SONAME,
+		snprintf(error, error_size, "%s is libcurl %s; usherd needs 7.85 or later", USHER_CURL_SONAME,
 			 version && version->version ? version->version : "?");
-		return;
+		return -1;
 	}
 	CURLcode code = curl.global_init(CURL_GLOBAL_DEFAULT);
 	if (code != CURLE_OK) {
-		snprintf(load_error, sizeof load_error, "curl_global_init failed: %s", curl.easy_strerror(code));
-		return;
+		snprintf(error, error_size, "curl_global_init failed: %s", curl.easy_strerror(code));
+		return -1;
 	}
-	load_result = 0;
-	load_error[0] = '\0';
+	return 0;
 }
 
-int usher_curl_load(void) {
-	pthread_once(&once, load);
-	return load_result;
-}
+static struct usher_library library = USHER_LIBRARY(USHER_CURL_SONAME, symbols, initialize);
+
+int usher_curl_load(void) { return usher_library_ready(&library) ? 0 : -1; }
 
 const char *usher_curl_load_error(void) {
-	pthread_once(&once, load);
-	return load_error;
+	usher_library_ready(&library);
+	return library.error;
 }
 
 CURL *usher_curl_easy_init(void) { return curl.easy_init(); }

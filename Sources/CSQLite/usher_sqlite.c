@@ -1,8 +1,6 @@
 // See include/usher_sqlite.h.
 #include "usher_sqlite.h"
 
-#include <pthread.h>
-
 #include "usher_loader.h"
 
 // The soname of SQLite 3 (Debian's libsqlite3-0); sqlite3_changes64 needs 3.37.
@@ -42,10 +40,6 @@ static struct {
 	int (*column_bytes)(sqlite3_stmt *statement, int column);
 } sqlite;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded = 0;
-static char load_error[512] = "libsqlite3 was not loaded";
-
 // Every function usher calls, and where its address goes.
 static const struct usher_symbol symbols[] = {
 	{"sqlite3_open_v2", (void **)&sqlite.open_v2},
@@ -80,17 +74,11 @@ static const struct usher_symbol symbols[] = {
 };
 
 // Every function fails alike when one is missing, never some of them.
-static void load(void) {
-	loaded = usher_load_library(USHER_SQLITE_SONAME, symbols, sizeof symbols / sizeof symbols[0], load_error,
-				    sizeof load_error) == 0;
-}
+static struct usher_library library = USHER_LIBRARY(USHER_SQLITE_SONAME, symbols, NULL);
 
-static int ready(void) {
-	pthread_once(&once, load);
-	return loaded;
-}
+static int ready(void) { return usher_library_ready(&library); }
 
-const char *usher_sqlite3_load_error(void) { return ready() ? NULL : load_error; }
+const char *usher_sqlite3_load_error(void) { return ready() ? NULL : library.error; }
 
 int usher_sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs) {
 	if (!ready()) {
@@ -100,11 +88,11 @@ int usher_sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const c
 	return sqlite.open_v2(filename, db, flags, vfs);
 }
 
-const char *usher_sqlite3_errstr(int code) { return ready() ? sqlite.errstr(code) : load_error; }
+const char *usher_sqlite3_errstr(int code) { return ready() ? sqlite.errstr(code) : library.error; }
 
 // Also called on the NULL of an open that could not load the library.
 int usher_sqlite3_close_v2(sqlite3 *db) { return ready() ? sqlite.close_v2(db) : SQLITE_OK; }
-const char *usher_sqlite3_errmsg(sqlite3 *db) { return ready() ? sqlite.errmsg(db) : load_error; }
+const char *usher_sqlite3_errmsg(sqlite3 *db) { return ready() ? sqlite.errmsg(db) : library.error; }
 int usher_sqlite3_exec(
 	sqlite3 *db, const char *sql, int (*callback)(void *, int, char **, char **), void *argument, char **error) {
 	return sqlite.exec(db, sql, callback, argument, error);

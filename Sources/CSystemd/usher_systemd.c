@@ -2,7 +2,6 @@
 #include "usher_systemd.h"
 
 #include <errno.h>
-#include <pthread.h>
 
 #include "usher_loader.h"
 
@@ -23,10 +22,6 @@ static struct {
 	int (*login_monitor_get_fd)(sd_login_monitor *);
 } sd;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded = 0;
-static char load_error[512] = "libsystemd was not loaded";
-
 // Every function usher calls, and where its address goes.
 static const struct usher_symbol symbols[] = {
 	{"sd_notify", (void **)&sd.notify},
@@ -43,17 +38,11 @@ static const struct usher_symbol symbols[] = {
 };
 
 // Every function fails alike when one is missing, never some of them.
-static void load(void) {
-	loaded = usher_load_library(USHER_SYSTEMD_SONAME, symbols, sizeof symbols / sizeof symbols[0], load_error,
-				    sizeof load_error) == 0;
-}
+static struct usher_library library = USHER_LIBRARY(USHER_SYSTEMD_SONAME, symbols, NULL);
 
-static int ready(void) {
-	pthread_once(&once, load);
-	return loaded;
-}
+static int ready(void) { return usher_library_ready(&library); }
 
-const char *usher_sd_load_error(void) { return ready() ? NULL : load_error; }
+const char *usher_sd_load_error(void) { return ready() ? NULL : library.error; }
 
 int usher_sd_notify(int unset_environment, const char *state) {
 	return ready() ? sd.notify(unset_environment, state) : -ELIBACC;
