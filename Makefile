@@ -70,7 +70,8 @@ PIP_CHECK := $(PIP_CHECK); import varlink
 # CLI under any other), and the package installs usher as a hard link to it. Two binaries would each carry the Swift
 # runtime, FoundationEssentials, SwiftNIO and the C++ runtime: 19 MB of the CLI's 20 were the same as usherd's.
 # $(PROGRAMS) holds both names as the package has them (links to the release usherd), for the manual page, the
-# completions and make bench. The `usher` product is the CLI alone, for development and the tests.
+# completions and make bench; the tests run the debug usherd so too (Tests/UsherTestSupport, BuiltProducts). The
+# `usher` product is the CLI alone, for development.
 #
 # Sized for devices (issue 25; what each flag saves: docs/performance.md, "Footprint"). --no-export-dynamic takes back
 # the --export-dynamic of the toolchain's static-stdlib-args.lnk, which exported every symbol of every module of the
@@ -83,7 +84,8 @@ PIP_CHECK := $(PIP_CHECK); import varlink
 # daemon holding credentials must not trade for size; -Osize: it took 2.9 MB off usherd and 0.8 MB off usher, but
 # usherd spent 15-25 % more CPU time per read.
 # -z now: with gold's RELRO, full RELRO (the GOT read-only once the loader has bound the few dynamic symbols: libc,
-# SQLite, libsystemd), as Debian's bindnow hardening; the boot test checks both (checks.d/footprint-*.sh).
+# libstdc++; SQLite, libsystemd and libcurl are opened with dlopen), as Debian's bindnow hardening; the boot test
+# checks both (checks.d/footprint-*.sh).
 RELEASE_FLAGS := -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 # Every function (and C datum) in a section of its own: --gc-sections then drops each one nothing reaches, not only
 # whole objects (1.6 MB of usherd), and the link can place each function where it chooses. It places the code a daemon

@@ -37,13 +37,10 @@ package struct TestSupportError: Error, CustomStringConvertible, Sendable {
 /// runs the program users get. The `usher` product, the CLI alone, is for development.
 package enum BuiltProducts {
     package static func path(of product: String) throws -> String {
-        if let override = ProcessInfo.processInfo.environment["USHER_BUILD_DIR"] {
-            return "\(override)/\(product)"
-        }
-        if product == "usher" {
+        if product == "usher", ProcessInfo.processInfo.environment["USHER_BUILD_DIR"] == nil {
             return try self.installedCLI.get()
         }
-        return try self.built(product)
+        return try self.product(product)
     }
 
     /// The SwiftPM product `product` as built, whatever the package installs under its name (`usher`: the CLI alone).
