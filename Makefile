@@ -96,8 +96,10 @@ RELEASE_FLAGS := -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 # recompile the dependencies when these flags change: in a tree built before them, rm -rf .build/*/release once.)
 ORDER_FILE := $(CURDIR)/packaging/usherd.order
 RELEASE_FLAGS += -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections \
-	-Xcxx -ffunction-sections -Xcxx -fdata-sections -Xlinker --section-ordering-file=$(ORDER_FILE)
-RELEASE_BUILD := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS)
+	-Xcxx -ffunction-sections -Xcxx -fdata-sections
+# The release build of a tree whose link order is ORDER (make before-usherd builds another commit's tree so too).
+release_build = $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) -Xlinker --section-ordering-file=$(1)
+RELEASE_BUILD := $(call release_build,$(ORDER_FILE))
 
 # ARCH: the Debian architecture the package is built for, this machine's by default. Another one (make deb ARCH=arm64)
 # cross-compiles: the Swift code with the installed Swift SDK for SWIFT_TRIPLE (SWIFT_SDK names another; how a
@@ -415,7 +417,10 @@ before-usherd:
 	@test -n "$(BEFORE)" || { echo "make before-usherd BEFORE=<commit>"; exit 2; }
 	@mkdir -p $(BEFORE_DIR)
 	git archive $(BEFORE) | tar -x -C $(BEFORE_DIR)
-	cd $(BEFORE_DIR) && $(SWIFT) build -c release --static-swift-stdlib --product usherd
+	@# With this tree's release flags, so that the figures compare code, not flags; with the commit's own link order,
+	@# or an empty one for a commit from before link orders.
+	mkdir -p $(BEFORE_DIR)/packaging && { test -f $(BEFORE_DIR)/packaging/usherd.order || : > $(BEFORE_DIR)/packaging/usherd.order; }
+	cd $(BEFORE_DIR) && $(call release_build,$(BEFORE_DIR)/packaging/usherd.order) --product usherd
 
 bench: test-deps programs $(if $(BEFORE),before-usherd)
 	$(call apt_install,openssh-client)
