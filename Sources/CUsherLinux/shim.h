@@ -2,7 +2,7 @@
 #define USHER_CUSHERLINUX_SHIM_H
 
 // Linux calls that Swift's Glibc module leaves out: prctl is variadic (Swift imports no variadic C function),
-// <sys/xattr.h> and <malloc.h> are not part of the module. Header-only: nothing to link.
+// <sys/xattr.h> and <malloc.h> are not part of the module, prlimit is declared only under _GNU_SOURCE. Header-only: nothing to link.
 
 #include <errno.h>
 #include <malloc.h>
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -28,6 +29,20 @@ static inline int usher_set_not_dumpable(void) {
 /// Whether the calling process is dumpable: 1, 0, or -1 with errno set.
 static inline int usher_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+}
+
+/// Sets the soft core file size limit of process `pid` (0: the caller) to `soft`, or to the hard limit when `soft` is
+/// above it, and stores the soft limit it had in `*previous` when that is not NULL: prlimit(2) for RLIMIT_CORE, as a
+/// system call, since the C library declares prlimit only under _GNU_SOURCE. Another process's limit can be set when
+/// it runs as the caller's user (a child it started). 0, or -1 with errno set.
+static inline int usher_set_core_soft_limit(pid_t pid, uint64_t soft, uint64_t *previous) {
+    struct {
+        uint64_t current, maximum;
+    } limit;
+    if (syscall(SYS_prlimit64, pid, RLIMIT_CORE, NULL, &limit) != 0) return -1;
+    if (previous != NULL) *previous = limit.current;
+    limit.current = soft < limit.maximum ? soft : limit.maximum;
+    return (int)syscall(SYS_prlimit64, pid, RLIMIT_CORE, &limit, NULL);
 }
 
 /// The raw value of an extended attribute of an open file (see fgetxattr(2)).

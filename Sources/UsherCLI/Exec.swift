@@ -55,9 +55,12 @@ extension Usher {
             setenv(self.env, token.accessToken, 1)
             setenv("USHER_USER_ID", token.userID, 1)
             let arguments = self.command.map { strdup($0) } + [nil]
-            execvp(self.command[0], arguments)
-            // Only reached when the command could not be started.
-            let code = errno
+            var code: Int32 = 0
+            CoreDumps.restored {
+                execvp(self.command[0], arguments)
+                // Only reached when the command could not be started.
+                code = errno
+            }
             throw CLIError(
                 "cannot run \(self.command[0]): \(String(cString: strerror(code)))",
                 exitCode: code == ENOENT ? 127 : 126

@@ -73,7 +73,7 @@ extension Usher {
             var pid: pid_t = 0
             var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
             defer { for argument in argv { free(argument) } }
-            let spawned = posix_spawnp(&pid, command[0], nil, nil, &argv, environ)
+            let spawned = CoreDumps.restored { posix_spawnp(&pid, command[0], nil, nil, &argv, environ) }
             guard spawned == 0 else {
                 throw CLIError("cannot run \(command[0]): \(String(cString: strerror(spawned)))")
             }

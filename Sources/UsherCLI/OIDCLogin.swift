@@ -108,7 +108,10 @@ extension Usher.Login {
         }
         defer { for argument in arguments { free(argument) } }
         var pid = pid_t()
-        return posix_spawn(&pid, "/usr/bin/env", &actions, nil, arguments + [nil], environ) == 0
+        let spawned = CoreDumps.restored {
+            posix_spawn(&pid, "/usr/bin/env", &actions, nil, arguments + [nil], environ)
+        }
+        return spawned == 0
     }
 
     /// The device flow: the daemon starts it and polls the provider; the CLI shows the code and waits with

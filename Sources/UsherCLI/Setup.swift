@@ -119,7 +119,7 @@ enum Spawn {
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
-        let started = posix_spawnp(&pid, arguments[0], nil, nil, argv, environ)
+        let started = CoreDumps.restored { posix_spawnp(&pid, arguments[0], nil, nil, argv, environ) }
         guard started == 0 else {
             throw CLIError("cannot run \(arguments[0]): \(String(cString: strerror(started)))")
         }

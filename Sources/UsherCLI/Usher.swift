@@ -61,6 +61,8 @@ struct Usher: AsyncParsableCommand {
     /// Parses and runs like ArgumentParser's own `main`, with usher's exit codes: 2 (not 64) for usage errors, 1 for
     /// the daemon's errors, 3 when the daemon cannot be reached and 4 when no user is logged in.
     static func main() async {
+        // Before a password, a token or an API key is in memory.
+        CoreDumps.turnOff()
         var arguments = Array(CommandLine.arguments.dropFirst())
         // Run by git as a credential helper named `git-credential-usher` (credential.helper = usher).
         if CommandLine.arguments.first?.split(separator: "/").last == "git-credential-usher" {

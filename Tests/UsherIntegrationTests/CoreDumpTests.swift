@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import UsherProtocol
 import UsherTestSupport
@@ -48,9 +49,78 @@ struct CoreDumpTests {
                 "another process of usherd's user can read its memory"
             )
             let limits = try String(contentsOfFile: "/proc/\(daemon.pid)/limits", encoding: .utf8)
-            let core = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
-            let values = core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).prefix(2)
-            #expect(Array(values) == ["0", "0"], "\(core)")
+            #expect(try Self.coreLimits(in: limits) == ["0", "0"], "\(limits)")
+        }
+    }
+
+    /// The soft and hard core file size limits in the text of a `/proc/PID/limits` (or its line), as printed there.
+    static func coreLimits(in limits: some StringProtocol) throws -> [String] {
+        let core = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
+        let fields = String(core).split(separator: " ", omittingEmptySubsequences: true)
+        return fields.dropFirst(4).prefix(2).map(String.init)
+    }
+
+    /// The CLI reads passwords and prints tokens: it runs with its soft core limit at 0, and the programs it starts
+    /// (`usher inhibit`'s command, `usher exec`'s) get the limit it was started with.
+    @Test func theCLIWritesNoCoreFilesButTheProgramsItStartsMay() async throws {
+        let ours = try Self.coreLimits(in: try String(contentsOfFile: "/proc/self/limits", encoding: .utf8))
+        let hard = ours[1]
+        try #require(hard != "0", "the hard core file size limit is 0 here: no limit to give back to compare with")
+        try await DaemonProcess.with { daemon in
+            try await CLIScriptingTests.logIn(daemon, "joe@example.com")
+            var environment = ProcessInfo.processInfo.environment
+            environment["USHER_SOCKET"] = daemon.socketPath
+            // usher starts with its soft limit at the hard limit, as after `ulimit -c unlimited`.
+            let raised = [
+                "-c", #"ulimit -S -c "$(ulimit -H -c)" && exec "$0" "$@""#, try BuiltProducts.path(of: "usher"),
+            ]
+            let report = #"for pid in "$@"; do grep "^Max core file size" /proc/$pid/limits; done"#
+
+            // usher watch, once it prints events (and could have read a password before): 0 from its start.
+            let output = try ProcessPipe()
+            let printed = Mutex(false)
+            output.reading.readabilityHandler = { handle in
+                if !handle.availableData.isEmpty { printed.withLock { $0 = true } }
+            }
+            let watch = try SpawnedProcess(
+                "/bin/sh",
+                raised + ["watch"],
+                environment: environment,
+                stdout: .descriptor(output.writing.fileDescriptor)
+            )
+            try output.writing.close()
+            defer { watch.signal(SIGKILL) }
+            let client = try daemon.connect()
+            defer { client.close() }
+            try await eventually {
+                _ = try await client.result("login", ["credentials": ["type": "anonymous"]])
+                _ = try await client.result("logout")
+                return printed.withLock { $0 }
+            }
+            let watching = try String(contentsOfFile: "/proc/\(watch.processIdentifier)/limits", encoding: .utf8)
+            #expect(try Self.coreLimits(in: watching) == ["0", hard], "usher watch may write a core file")
+            output.reading.readabilityHandler = nil
+
+            // usher inhibit waits for its command, which reads its parent's (usher's) limits and its own.
+            let inhibit = try await runProcess(
+                "/bin/sh",
+                raised + ["inhibit", "--why", "core limits", "--", "/bin/sh", "-c", #"set -- $PPID $$; "# + report],
+                environment: environment
+            )
+            #expect(inhibit.status == 0, "\(inhibit.stderr)")
+            let lines = inhibit.stdout.split(separator: "\n")
+            try #require(lines.count == 2, "\(inhibit.stdout)")
+            #expect(try Self.coreLimits(in: lines[0]) == ["0", hard], "usher itself may write a core file")
+            #expect(try Self.coreLimits(in: lines[1]) == [hard, hard], "usher's command lost its core limit")
+
+            // usher exec becomes its command, which has the limit usher was started with.
+            let exec = try await runProcess(
+                "/bin/sh",
+                raised + ["exec", "--", "/bin/sh", "-c", #"set -- $$; "# + report],
+                environment: environment
+            )
+            #expect(exec.status == 0, "\(exec.stderr)")
+            #expect(try Self.coreLimits(in: exec.stdout) == [hard, hard], "\(exec.stdout)")
         }
     }
 
