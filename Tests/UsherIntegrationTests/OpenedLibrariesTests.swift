@@ -8,7 +8,9 @@ import UsherTestSupport
 /// refuses the library `REFUSE_DLOPEN` names:
 /// - without libsystemd, started by systemd (`NOTIFY_SOCKET` set), usherd refuses to start and says why, instead of
 ///   never reporting ready; started by hand, it needs nothing of systemd and serves as usual;
-/// - without libsqlite3, it refuses to start and names the library.
+/// - without libsqlite3, it refuses to start and names the library;
+/// - without libcurl (loaded by the first request to a provider), what needs a provider fails and names the library,
+///   and the rest serves.
 @Suite(.integrationHangGuard)
 struct OpenedLibrariesTests {
     static let preloadSource = """
@@ -94,5 +96,37 @@ struct OpenedLibrariesTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("cannot load libsqlite3.so.0"), "usherd printed: \(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("usher.sock")))
+    }
+
+    @Test func withoutLibcurlAProvidersLoginFailsAndNamesTheLibraryWhileTheRestServes() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let environment = try await Self.environment(refusing: "libcurl", in: directory)
+        // Nothing listens there: with libcurl loaded, the login would fail for another reason (connection refused).
+        let config = """
+            [providers.local]
+            type = "local"
+            [providers.corp]
+            type = "oidc"
+            issuer = "http://127.0.0.1:9"
+            client_id = "usher"
+            """
+        try await DaemonProcess.using(try DaemonProcess(config: config)) { daemon in
+            try await daemon.start(environment: environment)
+            let client = try daemon.connect()
+            defer { client.close() }
+            let refused = try await client.call(
+                "login",
+                ["provider": "corp", "credentials": ["type": "password", "username": "grace", "password": "pw"]]
+            )
+            #expect(refused["error"]?["code"] == "provider_unavailable", "\(refused)")
+            #expect(
+                refused["error"]?["message"]?.stringValue?.contains("cannot load libcurl.so.4") == true,
+                "\(refused)"
+            )
+            // The local provider needs no libcurl.
+            let login = try await client.result("login", ["credentials": ["type": "anonymous"]])
+            #expect(login["user"]?["state"] == "logged_in", "\(login)")
+        }
     }
 }
