@@ -161,7 +161,7 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench order-file deb test-package test-package-as-root test-static man completions
-.PHONY: libusher test-libusher test-varlink check-no-foundation before-usherd programs
+.PHONY: libusher test-libusher test-varlink check-no-foundation before-usherd programs size-floor
 
 all: build libusher
 
@@ -435,6 +435,18 @@ bench: test-deps programs $(if $(BEFORE),before-usherd)
 	$(TEST_PYTHON) bench/bench.py --usherd $(PROGRAMS)/usherd --usher $(PROGRAMS)/usher \
 	  --rtload $(BENCH_DIR)/rtload --lineecho $(BENCH_DIR)/lineecho --deb $(BENCH_DIR)/usher_$(VERSION)_$(DEB_ARCH).deb \
 	  $(if $(BEFORE),--before $(BEFORE_USHERD)) $(BENCH_ARGS)
+
+# make size-floor: the size below which usherd and usher cannot go as long as they link the libraries they do. Two
+# programs that only use each library once (bench/size-floor), built with the release flags and stripped as the package
+# strips: what the libraries cost before any code of usher's (docs/performance.md). Not part of make test (minutes).
+SIZE_FLOOR_DIR := $(CURDIR)/.build/size-floor
+size-floor: deps
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --package-path bench/size-floor \
+	  --scratch-path $(SIZE_FLOOR_DIR)
+	@for program in DaemonLibraries CLILibraries; do \
+	  strip -o $(SIZE_FLOOR_DIR)/$$program $(SIZE_FLOOR_DIR)/release/$$program || exit 1; \
+	  printf '%-16s %11d bytes stripped\n' $$program $$(stat -c %s $(SIZE_FLOOR_DIR)/$$program); \
+	done
 
 # make order-file: writes packaging/usherd.order again, from what a release usherd executes under callgrind (see
 # bench/order_file.py; about a minute after the release build). Worth running after changes to what the daemon runs at
