@@ -210,13 +210,13 @@ run: build
 # Formatting, and Package.swift's graph: every target declares exactly the modules it imports (SwiftPM builds a
 # target that imports an undeclared module whenever another target brought it in, and ignores unused declarations).
 lint:
-	$(SWIFT) format lint --recursive --strict Sources Tests Package.swift
+	$(SWIFT) format lint --recursive --strict Sources Tests Package.swift bench/size-floor
 	python3 tools/check-target-imports.py
 	@# The core speaks in users, changes and events; the server owns every byte on the wire.
 	@! grep -rn 'WireWriter\|LineCodec' Sources/UsherCore || { echo "UsherCore uses a wire encoder (above)"; exit 1; }
 
 format:
-	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift bench/size-floor
 
 test: test-deps lint
 	$(SWIFT) build --build-tests
