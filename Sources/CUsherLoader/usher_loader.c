@@ -9,7 +9,7 @@ static int load(struct usher_library *library) {
 	if (!handle) {
 		const char *reason = dlerror();
 		snprintf(library->error, sizeof library->error, "cannot load %s: %s", library->soname,
-			 reason ? reason : "?");
+			 reason ? reason : "the dynamic loader gave no reason");
 		return -1;
 	}
 	for (size_t i = 0; i < library->count; i++) {

@@ -66,6 +66,9 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     case cancelled
     /// The transport was shut down before the answer came.
     case shutDown
+    /// The transport cannot make requests at all: libcurl cannot be loaded (the loader's reason), or its thread or
+    /// multi handle cannot be made.
+    case unavailable(String)
 
     public var description: String {
         switch self {
@@ -77,6 +80,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
         case .failed(let detail): detail
         case .cancelled: "the request was cancelled"
         case .shutDown: "the daemon is shutting down"
+        case .unavailable(let detail): "usherd cannot make HTTP requests: \(detail)"
         }
     }
 }

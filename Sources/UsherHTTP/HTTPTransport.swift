@@ -90,7 +90,7 @@ private final class Loop: Sendable {
         var cancellations: [UInt64] = []
         var started = false
         var stopping = false
-        /// What a request fails with once `stopping`: `shutDown`, or why libcurl cannot be loaded.
+        /// What a request fails with once `stopping`: `shutDown`, or `unavailable` with why libcurl cannot be loaded.
         var refusal = HTTPTransportError.shutDown
         /// Set by the thread once libcurl is loaded. `curl_multi_wakeup` may be called from any thread (under this
         /// lock); everything else on the handle, only from the thread.
@@ -134,7 +134,7 @@ private final class Loop: Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged<Loop>.fromOpaque(context).release()
-            self.failLateSubmissions(with: .failed("cannot start the HTTP thread (error \(created))"))
+            self.failLateSubmissions(with: .unavailable("cannot start the HTTP thread (error \(created))"))
         }
     }
 
@@ -208,11 +208,11 @@ private final class Loop: Sendable {
     /// ones, and sleeps in `curl_multi_poll` until a socket is ready, a libcurl timer is due, or `wake()`.
     private func run() {
         guard usher_curl_load() == 0 else {
-            self.failLateSubmissions(with: .failed(String(cString: usher_curl_load_error())))
+            self.failLateSubmissions(with: .unavailable(String(cString: usher_curl_load_error())))
             return
         }
         guard let multi = usher_curl_multi_init() else {
-            self.failLateSubmissions(with: .failed("libcurl cannot make a multi handle"))
+            self.failLateSubmissions(with: .unavailable("libcurl cannot make a multi handle"))
             return
         }
         let handle = MultiHandle(raw: multi)

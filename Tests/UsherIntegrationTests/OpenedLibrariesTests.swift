@@ -121,7 +121,9 @@ struct OpenedLibrariesTests {
             )
             #expect(refused["error"]?["code"] == "provider_unavailable", "\(refused)")
             #expect(
-                refused["error"]?["message"]?.stringValue?.contains("cannot load libcurl.so.4") == true,
+                refused["error"]?["message"]?.stringValue?.contains(
+                    "usherd cannot make HTTP requests: cannot load libcurl.so.4"
+                ) == true,
                 "\(refused)"
             )
             // The local provider needs no libcurl.

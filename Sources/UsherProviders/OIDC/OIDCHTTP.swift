@@ -140,6 +140,9 @@ struct OIDCHTTP: Sendable {
                 throw .invalid("the answer of \(host) is longer than \(Self.maximumBodyBytes) bytes")
             case .redirected:
                 throw .invalid("\(host) redirected a \(request.method.rawValue) request")
+            case .unavailable:
+                // Not the provider's doing: nothing was sent.
+                throw .unavailable("\(error)")
             default:
                 throw .unavailable("cannot reach \(host): \(error)")
             }
