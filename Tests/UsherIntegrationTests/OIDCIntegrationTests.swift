@@ -380,4 +380,46 @@ struct OIDCIntegrationTests {
             #expect(login["user"]?["email"] == "grace@example.com")
         }
     }
+
+    /// The proxy variables in usherd's environment (libcurl's): requests to a provider go through the proxy
+    /// `http_proxy` names, and not for a host `no_proxy` exempts.
+    @Test func requestsToAProviderGoThroughTheProxyTheEnvironmentNames() async throws {
+        let server = try Self.server()
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/proxy/forward_proxy.py").path
+        let proxy = try BackgroundProcess(TestPython.executable, [fixture])
+        let address = String(try await proxy.stderrLine { $0.hasPrefix("listening on ") }.dropFirst(13))
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            environment[name] = nil
+        }
+        environment["http_proxy"] = "http://\(address)"
+
+        func logIn(_ environment: [String: String]) async throws {
+            try await DaemonProcess.using(try DaemonProcess(config: server.providers())) { daemon in
+                try await daemon.start(environment: environment)
+                let client = try daemon.connect()
+                defer { client.close() }
+                let login = try await client.result(
+                    "login",
+                    ["credentials": ["type": "password", "username": "grace", "password": "grace-password"]]
+                )
+                #expect(login["user"]?["email"] == "grace@example.com", "\(login)")
+            }
+        }
+        func proxied() -> [String] {
+            proxy.stderr.split(separator: "\n").filter { $0.hasPrefix("proxied ") }.map(String.init)
+        }
+
+        try await logIn(environment)
+        let discovery = "proxied GET \(server.issuer)/.well-known/openid-configuration"
+        #expect(proxied().contains(discovery), "\(proxy.stderr)")
+        #expect(proxied().contains { $0.hasPrefix("proxied POST \(server.issuer)/token") }, "\(proxy.stderr)")
+
+        // Exempted: the same login, and nothing more through the proxy.
+        let before = proxied()
+        environment["no_proxy"] = "127.0.0.1"
+        try await logIn(environment)
+        #expect(proxied() == before, "\(proxy.stderr)")
+    }
 }
