@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -35,14 +34,19 @@ static inline int usher_is_dumpable(void) {
 /// above it, and stores the soft limit it had in `*previous` when that is not NULL: prlimit(2) for RLIMIT_CORE, as a
 /// system call, since the C library declares prlimit only under _GNU_SOURCE. Another process's limit can be set when
 /// it runs as the caller's user (a child it started). 0, or -1 with errno set.
+/// RLIMIT_CORE, the same number on every Linux architecture (asm-generic/resource.h). Not from <sys/resource.h>:
+/// included by this module, its names can become this module's for Swift (it depends on which module a build makes
+/// first), and then Swift code that takes them from Glibc does not build (usherd's RLIMIT_NOFILE, in a clean build).
+#define USHER_RLIMIT_CORE 4
+
 static inline int usher_set_core_soft_limit(pid_t pid, uint64_t soft, uint64_t *previous) {
     struct {
         uint64_t current, maximum;
     } limit;
-    if (syscall(SYS_prlimit64, pid, RLIMIT_CORE, NULL, &limit) != 0) return -1;
+    if (syscall(SYS_prlimit64, pid, USHER_RLIMIT_CORE, NULL, &limit) != 0) return -1;
     if (previous != NULL) *previous = limit.current;
     limit.current = soft < limit.maximum ? soft : limit.maximum;
-    return (int)syscall(SYS_prlimit64, pid, RLIMIT_CORE, &limit, NULL);
+    return (int)syscall(SYS_prlimit64, pid, USHER_RLIMIT_CORE, &limit, NULL);
 }
 
 /// The raw value of an extended attribute of an open file (see fgetxattr(2)).
