@@ -2,7 +2,8 @@
 #define USHER_CUSHERLINUX_SHIM_H
 
 // Linux calls that Swift's Glibc module leaves out: prctl is variadic (Swift imports no variadic C function),
-// <sys/xattr.h> and <malloc.h> are not part of the module, prlimit is declared only under _GNU_SOURCE. Header-only: nothing to link.
+// <sys/xattr.h> and <malloc.h> are not part of the module, prlimit is declared only under _GNU_SOURCE. Header-only:
+// nothing to link.
 
 #include <errno.h>
 #include <malloc.h>
@@ -30,23 +31,22 @@ static inline int usher_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
 }
 
-/// Sets the soft core file size limit of process `pid` (0: the caller) to `soft`, or to the hard limit when `soft` is
-/// above it, and stores the soft limit it had in `*previous` when that is not NULL: prlimit(2) for RLIMIT_CORE, as a
-/// system call, since the C library declares prlimit only under _GNU_SOURCE. Another process's limit can be set when
-/// it runs as the caller's user (a child it started). 0, or -1 with errno set.
 /// RLIMIT_CORE, the same number on every Linux architecture (asm-generic/resource.h). Not from <sys/resource.h>:
 /// included by this module, its names can become this module's for Swift (it depends on which module a build makes
 /// first), and then Swift code that takes them from Glibc does not build (usherd's RLIMIT_NOFILE, in a clean build).
 #define USHER_RLIMIT_CORE 4
 
-static inline int usher_set_core_soft_limit(pid_t pid, uint64_t soft, uint64_t *previous) {
+/// Sets the calling process's soft core file size limit to `soft`, or to the hard limit when `soft` is above it, and
+/// stores the soft limit it had in `*previous` when that is not NULL: prlimit(2) for RLIMIT_CORE, as a system call,
+/// since the C library declares prlimit only under _GNU_SOURCE. 0, or -1 with errno set.
+static inline int usher_set_core_soft_limit(uint64_t soft, uint64_t *previous) {
     struct {
         uint64_t current, maximum;
     } limit;
-    if (syscall(SYS_prlimit64, pid, USHER_RLIMIT_CORE, NULL, &limit) != 0) return -1;
+    if (syscall(SYS_prlimit64, 0, USHER_RLIMIT_CORE, NULL, &limit) != 0) return -1;
     if (previous != NULL) *previous = limit.current;
     limit.current = soft < limit.maximum ? soft : limit.maximum;
-    return (int)syscall(SYS_prlimit64, pid, USHER_RLIMIT_CORE, &limit, NULL);
+    return (int)syscall(SYS_prlimit64, 0, USHER_RLIMIT_CORE, &limit, NULL);
 }
 
 /// The raw value of an extended attribute of an open file (see fgetxattr(2)).

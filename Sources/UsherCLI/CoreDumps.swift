@@ -20,7 +20,7 @@ enum CoreDumps {
     /// without prlimit), in which case there is nothing to give back.
     private static let inherited: UInt64? = {
         var previous: UInt64 = 0
-        return usher_set_core_soft_limit(0, 0, &previous) == 0 ? previous : nil
+        return usher_set_core_soft_limit(0, &previous) == 0 ? previous : nil
     }()
 
     /// Turns core files off for this process; first thing in `main`, before any secret is read.
@@ -32,8 +32,8 @@ enum CoreDumps {
     /// place, so that the program started has it; core files are off again once `start` returns.
     static func restored<Result>(whileStarting start: () -> Result) -> Result {
         guard let inherited = Self.inherited, inherited != 0 else { return start() }
-        _ = usher_set_core_soft_limit(0, inherited, nil)
-        defer { _ = usher_set_core_soft_limit(0, 0, nil) }
+        _ = usher_set_core_soft_limit(inherited, nil)
+        defer { _ = usher_set_core_soft_limit(0, nil) }
         return start()
     }
 }
