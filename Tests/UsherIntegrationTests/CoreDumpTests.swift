@@ -101,17 +101,23 @@ struct CoreDumpTests {
             #expect(try Self.coreLimits(in: watching) == ["0", hard], "usher watch may write a core file")
             output.reading.readabilityHandler = nil
 
-            // usher inhibit waits for its command, which reads its parent's (usher's) limits and its own.
+            // usher inhibit's command reads its own limits, then its parent's (usher's) once usher has turned core
+            // files off again: usher raised its limit for the spawn and lowers it when posix_spawn returns, by which
+            // time the command may already be running. (Were that never to happen, the hang guard would end it.)
+            let waitForUsher = #"until grep -Eq "^Max core file size +0 " /proc/$PPID/limits; do :; done; "#
             let inhibit = try await runProcess(
                 "/bin/sh",
-                raised + ["inhibit", "--why", "core limits", "--", "/bin/sh", "-c", #"set -- $PPID $$; "# + report],
+                raised + [
+                    "inhibit", "--why", "core limits", "--",
+                    "/bin/sh", "-c", #"set -- $$; "# + report + "; " + waitForUsher + #"set -- $PPID; "# + report,
+                ],
                 environment: environment
             )
             #expect(inhibit.status == 0, "\(inhibit.stderr)")
             let lines = inhibit.stdout.split(separator: "\n")
             try #require(lines.count == 2, "\(inhibit.stdout)")
-            #expect(try Self.coreLimits(in: lines[0]) == ["0", hard], "usher itself may write a core file")
-            #expect(try Self.coreLimits(in: lines[1]) == [hard, hard], "usher's command lost its core limit")
+            #expect(try Self.coreLimits(in: lines[0]) == [hard, hard], "usher's command lost its core limit")
+            #expect(try Self.coreLimits(in: lines[1]) == ["0", hard], "usher itself may write a core file")
 
             // usher exec becomes its command, which has the limit usher was started with.
             let exec = try await runProcess(
