@@ -122,7 +122,7 @@ let package = Package(
         /// libcurl, the system's (Debian's libcurl4), opened with dlopen on the first request to an identity provider:
         /// typed wrappers for its variadic calls, and the loader (Sources/CCurl/include/usher_curl.h says why).
         .target(name: "CCurl", dependencies: ["CUsherLoader"]),
-        /// dlopen and dlsym of a library's functions, for CCurl and CSystemd.
+        /// dlopen and dlsym of a library's functions, for CCurl, CSystemd and CSQLite.
         .target(name: "CUsherLoader"),
         /// Requests to identity providers: one thread and one libcurl multi handle for all of them.
         .target(name: "UsherHTTP", dependencies: ["CCurl"], swiftSettings: strict),

@@ -78,8 +78,6 @@ static struct usher_library library = USHER_LIBRARY(USHER_SQLITE_SONAME, symbols
 
 static int ready(void) { return usher_library_ready(&library); }
 
-const char *usher_sqlite3_load_error(void) { return ready() ? NULL : library.error; }
-
 int usher_sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs) {
 	if (!ready()) {
 		*db = NULL;
@@ -121,14 +119,6 @@ int usher_sqlite3_bind_double(sqlite3_stmt *statement, int index, double value) 
 }
 int usher_sqlite3_bind_zeroblob(sqlite3_stmt *statement, int index, int bytes) {
 	return sqlite.bind_zeroblob(statement, index, bytes);
-}
-int usher_sqlite3_bind_text(
-	sqlite3_stmt *statement, int index, const char *text, int bytes, void (*destructor)(void *)) {
-	return sqlite.bind_text(statement, index, text, bytes, destructor);
-}
-int usher_sqlite3_bind_blob(
-	sqlite3_stmt *statement, int index, const void *bytes, int count, void (*destructor)(void *)) {
-	return sqlite.bind_blob(statement, index, bytes, count, destructor);
 }
 int usher_sqlite3_column_count(sqlite3_stmt *statement) { return sqlite.column_count(statement); }
 const char *usher_sqlite3_column_name(sqlite3_stmt *statement, int column) {

@@ -7,16 +7,13 @@
 // itself, since dpkg-shlibdeps does not see a library opened so.
 //
 // Each usher_sqlite3_X is SQLite's sqlite3_X. usher_sqlite3_open_v2 loads the library first; when it cannot be loaded
-// it returns SQLITE_CANTOPEN with *db set to NULL, and usher_sqlite3_load_error() says why. Every other function takes
-// a handle that a successful open made (a database, or a statement prepared on one), so the library is loaded by then.
+// it returns SQLITE_CANTOPEN with *db set to NULL, and usher_sqlite3_errstr() says why. Every other function takes a
+// handle that a successful open made (a database, or a statement prepared on one), so the library is loaded by then.
 #ifndef USHER_SQLITE_H
 #define USHER_SQLITE_H
 
 // For the types and constants; the functions of this header are not linked, and calling one fails the link.
 #include <sqlite3.h>
-
-// NULL once libsqlite3 is loaded; else why it could not be (loads it first if nothing tried yet).
-const char *usher_sqlite3_load_error(void);
 
 int usher_sqlite3_open_v2(const char *filename, sqlite3 **db, int flags, const char *vfs);
 // Before the library is loaded (an open that failed to load it), the reason it could not be.
@@ -40,10 +37,6 @@ int usher_sqlite3_bind_null(sqlite3_stmt *statement, int index);
 int usher_sqlite3_bind_int64(sqlite3_stmt *statement, int index, sqlite3_int64 value);
 int usher_sqlite3_bind_double(sqlite3_stmt *statement, int index, double value);
 int usher_sqlite3_bind_zeroblob(sqlite3_stmt *statement, int index, int bytes);
-int usher_sqlite3_bind_text(sqlite3_stmt *statement, int index, const char *text, int bytes,
-			    void (*destructor)(void *));
-int usher_sqlite3_bind_blob(sqlite3_stmt *statement, int index, const void *bytes, int count,
-			    void (*destructor)(void *));
 int usher_sqlite3_column_count(sqlite3_stmt *statement);
 const char *usher_sqlite3_column_name(sqlite3_stmt *statement, int column);
 int usher_sqlite3_column_type(sqlite3_stmt *statement, int column);
