@@ -444,8 +444,9 @@ size-floor: deps
 	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --package-path bench/size-floor \
 	  --scratch-path $(SIZE_FLOOR_DIR)
 	@for program in DaemonLibraries CLILibraries; do \
-	  strip -o $(SIZE_FLOOR_DIR)/$$program $(SIZE_FLOOR_DIR)/release/$$program || exit 1; \
-	  printf '%-16s %11d bytes stripped\n' $$program $$(stat -c %s $(SIZE_FLOOR_DIR)/$$program); \
+	  packaging/install-stripped.sh $(SIZE_FLOOR_DIR)/release/$$program $(SIZE_FLOOR_DIR)/stripped/$$program \
+	    $(SIZE_FLOOR_DIR)/debug || exit 1; \
+	  printf '%-16s %11d bytes stripped\n' $$program $$(stat -c %s $(SIZE_FLOOR_DIR)/stripped/$$program); \
 	done
 
 # make order-file: writes packaging/usherd.order again, from what a release usherd executes under callgrind (see
