@@ -1,7 +1,9 @@
 # usher: build, run and test.
 #
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
-#   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test
+#   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test:
+#               every suite runs (lint, swift, python, varlink, libusher) whatever the others did, and the output ends
+#               with one verdict line per suite and "N passed, M failed" (suites); it fails if any suite failed
 #   make test-python [USHER_BIN=DIR]   the Python package's mypy --strict and pytest tests, against DIR/usherd
 #   make test-varlink [USHER_BIN=DIR]   the Varlink interface, with the PyPI varlink client, against DIR/usherd
 #   make libusher        the C client library (clients/c, docs/c-library.md) into .build/libusher
@@ -218,13 +220,34 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift bench/size-floor
 
-test: test-deps lint
+# Every suite runs whatever the others did (a failing Swift suite must not hide what the Python, Varlink and C suites
+# say), each in a make of its own; then one verdict line per suite, and last the plain closing line CI reads,
+# "N passed, M failed", counting suites. make test fails if any suite did. The Python, Varlink and C suites test the
+# debug usherd the Swift suite's build makes: after a failed build they test the previous one, or fail without one.
+TEST_SUITES := lint swift python varlink libusher
+test: test-deps
+	@passed=0; failed=0; verdicts=""; \
+	for suite in $(TEST_SUITES); do \
+	  echo "=== suite $$suite"; \
+	  if $(MAKE) --no-print-directory test-suite-$$suite; then \
+	    passed=$$((passed + 1)); verdicts="$$verdicts suite-$$suite:passed"; \
+	  else \
+	    failed=$$((failed + 1)); verdicts="$$verdicts suite-$$suite:FAILED"; \
+	  fi; \
+	done; \
+	echo; for verdict in $$verdicts; do echo "$${verdict%%:*}: $${verdict#*:}" | sed 's/^suite-/suite /'; done; \
+	echo "$$passed passed, $$failed failed"; \
+	[ $$failed -eq 0 ]
+
+.PHONY: test-suite-lint test-suite-swift test-suite-python test-suite-varlink test-suite-libusher
+test-suite-lint: lint
+test-suite-python: test-python
+test-suite-varlink: test-varlink
+test-suite-libusher: test-libusher
+test-suite-swift: test-deps
 	$(SWIFT) build --build-tests
 	@# A deadline that names the tests still running, should one hang past every guard of its own.
 	USHER_TEST_PYTHON=$(TEST_PYTHON) python3 tools/test-deadline.py $(SWIFT) test --skip-build --disable-xctest
-	$(MAKE) --no-print-directory test-python
-	$(MAKE) --no-print-directory test-varlink
-	$(MAKE) --no-print-directory test-libusher
 
 # The Python package (clients/python): mypy --strict on it and its example, then its pytest tests against the real
 # usherd in USHER_BIN (this repository's debug build by default; USHER_BIN=/some/bin tests other binaries). The tests
