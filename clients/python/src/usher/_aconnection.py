@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Optional, Union
 
 from . import _protocol
@@ -12,21 +13,29 @@ from .errors import Disconnected, ProtocolError
 from .types import Event
 
 
+#: What the stream reads ahead of the lines taken: asyncio stops reading from the socket at twice this, so a daemon
+#: that floods makes the client hold little more than the line being read (itself bounded by MAX_LINE_BYTES).
+READ_AHEAD = 1 << 20
+
+
 class AsyncConnection:
-    """A connected stream and its request ids."""
+    """A connected stream, the lines read from it but not yet taken, and its request ids."""
 
     def __init__(self, location: SocketLocation, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.location = location
         self._reader = reader
         self._writer: Optional[asyncio.StreamWriter] = writer
+        self._buffer = bytearray()
         self._next_id = 0
+        #: The length of the line the last :meth:`read` returned (what an event costs the client's event queue).
+        self.line_bytes = 0
 
     @classmethod
     async def open(cls, location: SocketLocation, timeout: Optional[float]) -> "AsyncConnection":
         """Connects; raises :class:`usher.DaemonUnavailable` when nothing answers."""
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_unix_connection(location.path, limit=_protocol.MAX_LINE_BYTES), timeout
+                asyncio.open_unix_connection(location.path, limit=READ_AHEAD), timeout
             )
         except asyncio.TimeoutError:
             raise TimeoutError(f"usherd did not accept a connection at {location.path} in time") from None
@@ -37,7 +46,7 @@ class AsyncConnection:
     @property
     def closed(self) -> bool:
         """Whether the connection was closed, or the daemon closed its side and everything it sent was read."""
-        return self._writer is None or self._reader.at_eof()
+        return self._writer is None or (self._reader.at_eof() and not self._buffer)
 
     def close(self) -> None:
         """Closes the connection; leases held on it are released by the daemon."""
@@ -63,23 +72,35 @@ class AsyncConnection:
             raise Disconnected(f"the connection to usherd was lost: {error.strerror or error}") from None
 
     async def read(self, timeout: Optional[float]) -> Union[_protocol.Response, Event]:
-        """The next answer or event. Raises TimeoutError after ``timeout`` seconds (nothing read is lost: the line
-        stays in the stream's buffer) and :class:`usher.Disconnected` when the daemon closed the connection."""
+        """The next answer or event. Raises TimeoutError after ``timeout`` seconds (nothing read is lost: it stays
+        buffered), :class:`usher.Disconnected` when the daemon closed the connection, and
+        :class:`usher.ProtocolError` for a line longer than ``MAX_LINE_BYTES``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self._writer is None:
                 raise Disconnected("the connection to usherd is closed")
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                if not line.strip():
+                    continue
+                self.line_bytes = len(line) + 1
+                return _protocol.decode_line(line)
+            if len(self._buffer) > _protocol.MAX_LINE_BYTES:
+                self.close()
+                raise ProtocolError(f"a line from usherd longer than {_protocol.MAX_LINE_BYTES} bytes")
             try:
-                line = await asyncio.wait_for(self._reader.readline(), timeout)
+                # read() gives what the stream holds, at most READ_AHEAD; cancelled by the timeout, it takes nothing.
+                chunk = await asyncio.wait_for(
+                    self._reader.read(READ_AHEAD), None if deadline is None else max(0.0, deadline - time.monotonic())
+                )
             except asyncio.TimeoutError:
                 raise TimeoutError("usherd did not answer in time") from None
-            except (ValueError, asyncio.LimitOverrunError):
-                self.close()
-                raise ProtocolError(f"a line from usherd longer than {_protocol.MAX_LINE_BYTES} bytes") from None
             except OSError as error:
                 self.close()
                 raise Disconnected(f"the connection to usherd was lost: {error.strerror or error}") from None
-            if not line.endswith(b"\n"):
+            if not chunk:
                 self.close()
                 raise Disconnected("usherd closed the connection")
-            if line.strip():
-                return _protocol.decode_line(line)
+            self._buffer += chunk

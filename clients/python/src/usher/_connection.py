@@ -52,6 +52,8 @@ class Connection:
         self._socket: Optional[socket.socket] = sock
         self._buffer = bytearray()
         self._next_id = 0
+        #: The length of the line the last :meth:`read` returned (what an event costs the client's event queue).
+        self.line_bytes = 0
 
     @property
     def closed(self) -> bool:
@@ -82,18 +84,20 @@ class Connection:
             raise Disconnected(f"the connection to usherd was lost: {error.strerror or error}") from None
 
     def peer_closed(self) -> bool:
-        """Whether the daemon closed its side, looked at without waiting. What it sent first stays buffered."""
+        """Whether the daemon closed its side, looked at without waiting. What it sent first stays buffered, up to
+        ``MAX_QUEUED_EVENT_BYTES``: a daemon still sending more than that is not known to have closed."""
         if self._socket is None:
             return True
         try:
             # Non-blocking: with a timeout set, Python would wait for data before even trying MSG_DONTWAIT.
             self._socket.settimeout(0.0)
-            while True:
+            while len(self._buffer) < _protocol.MAX_QUEUED_EVENT_BYTES:
                 chunk = self._socket.recv(65536)
                 if not chunk:
                     self.close()
                     return True
                 self._buffer += chunk
+            return False
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
@@ -117,6 +121,7 @@ class Connection:
                 del self._buffer[: end + 1]
                 if not line.strip():
                     continue
+                self.line_bytes = len(line) + 1
                 return _protocol.decode_line(line)
             if len(self._buffer) > _protocol.MAX_LINE_BYTES:
                 self.close()

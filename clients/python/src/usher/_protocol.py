@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Deque, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from .errors import ProtocolError, UsherError, error_from_wire
+from .errors import ProtocolError, TooManyEvents, UsherError, error_from_wire
 from .types import (
     DPoPProof,
     ApiKey,
@@ -43,6 +44,17 @@ T = TypeVar("T")
 #: The longest line read from the daemon. ``list_users`` of a device with many users is one long line; this only
 #: bounds what a broken peer could make the client buffer.
 MAX_LINE_BYTES = 256 * 1024 * 1024
+
+#: How deep a line may nest (objects and arrays, the line's own object included). usherd's answers nest little (a
+#: user's ``custom_data`` is at most 8 deep, in a user, in a list, in a result); deeper is not usherd, and would make
+#: Python's recursive parser and ``repr`` raise ``RecursionError`` in the program. libusher has the same limit.
+MAX_JSON_DEPTH = 32
+
+#: The most events a client keeps that the program has not taken yet (``next_event``): events read while a request
+#: waited for its answer. One more ends that request with :class:`usher.TooManyEvents` and closes the connection.
+MAX_QUEUED_EVENTS = 4096
+#: The same bound in bytes of the events' lines (one event longer than this is still kept: the line limit bounds it).
+MAX_QUEUED_EVENT_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -75,20 +87,85 @@ def encode_request(request_id: int, method: str, params: Optional[Mapping[str, A
 
 
 def decode_line(line: bytes) -> Union[Response, Event]:
-    """An answer or an event from one line the daemon sent."""
+    """An answer or an event from one line the daemon sent.
+
+    The errors say what is wrong with the line, never what it holds: an answer may carry a token.
+    """
     try:
         message = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        raise ProtocolError(f"the daemon sent a line that is not JSON: {line[:200]!r}") from None
+    except RecursionError:
+        raise ProtocolError(f"the daemon sent a line nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        where = f" ({error.msg} at byte {error.pos})" if isinstance(error, json.JSONDecodeError) else ""
+        raise ProtocolError(f"the daemon sent a line of {len(line)} bytes that is not JSON{where}") from None
+    # Most lines hold too few brackets to nest too deep and no escaped NUL: only the others are walked.
+    if line.count(b"[") + line.count(b"{") > MAX_JSON_DEPTH or b"\\u0000" in line:
+        _check_shape(message)
     if not isinstance(message, dict):
-        raise ProtocolError(f"the daemon sent a line that is not an object: {line[:200]!r}")
+        raise ProtocolError(f"the daemon sent a line that is not an object ({type(message).__name__})")
     if "event" in message:
         return Event.from_wire(message)
     if "error" in message:
         return Response(message.get("id"), None, error_from_wire(message["error"]))
     if "result" in message:
         return Response(message.get("id"), message["result"], None)
-    raise ProtocolError(f"the daemon sent a line that is neither an answer nor an event: {line[:200]!r}")
+    raise ProtocolError(f"the daemon sent an object that is neither an answer nor an event (keys {sorted(message)!r:.200})")
+
+
+def _check_shape(value: Any) -> None:
+    """Raises ProtocolError for nesting deeper than MAX_JSON_DEPTH or a NUL in a string (a key or a value), as
+    libusher refuses them: a NUL cuts a string short for any C code it reaches. Iterative, so that checking a deep
+    value cannot itself run out of stack."""
+    stack: List[Tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\0" in item:
+                raise ProtocolError("the daemon sent a string with a NUL character in it")
+            continue
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise ProtocolError(f"the daemon sent a line nested deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if "\0" in key:
+                    raise ProtocolError("the daemon sent a string with a NUL character in it")
+                stack.append((child, depth + 1))
+        else:
+            stack.extend((child, depth + 1) for child in item)
+
+
+class EventQueue:
+    """Events read while waiting for something else, kept until the program takes them, within the bounds
+    ``MAX_QUEUED_EVENTS`` and ``MAX_QUEUED_EVENT_BYTES``."""
+
+    def __init__(self) -> None:
+        self._events: Deque[Tuple[Event, int]] = deque()
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @property
+    def full(self) -> bool:
+        """Whether the next event would be one too many."""
+        return len(self._events) >= MAX_QUEUED_EVENTS or self._bytes >= MAX_QUEUED_EVENT_BYTES
+
+    def append(self, event: Event, size: int) -> None:
+        """Queues an event whose line was ``size`` bytes long; raises :class:`usher.TooManyEvents` when full."""
+        if self.full:
+            raise TooManyEvents(
+                f"usherd sent more than {MAX_QUEUED_EVENTS} events or {MAX_QUEUED_EVENT_BYTES >> 20} MiB of them "
+                "that were not taken: the connection is closed (take events with next_event)"
+            )
+        self._events.append((event, size))
+        self._bytes += size
+
+    def popleft(self) -> Event:
+        event, size = self._events.popleft()
+        self._bytes -= size
+        return event
 
 
 #: Errors after which the daemon closes the connection: a client must not send on it again.

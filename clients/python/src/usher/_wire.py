@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, List, Mapping, Optional
 
@@ -16,6 +17,21 @@ def _get(obj: Mapping[str, Any], key: str, kind: type, optional: bool = False) -
     if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
         return value
     raise ProtocolError(f"field {key!r} is not a {kind.__name__}: {value!r:.100}")
+
+
+_VISIBLE_ASCII = re.compile("[!-~]+")
+
+
+def _secret(obj: Mapping[str, Any], key: str) -> str:
+    """A token, a proof or an API key: text that goes into an HTTP header, so visible ASCII only (``!`` to ``~``,
+    as RFC 6750's tokens and JWTs are), and not empty. A NUL, a line break, a space or a non-ASCII character would
+    cut the header short or add another one after it. The error never shows the value."""
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise ProtocolError(f"field {key!r} is not a token (not a non-empty string)")
+    if not _VISIBLE_ASCII.fullmatch(value):
+        raise ProtocolError(f"field {key!r} is not a token: it has characters other than visible ASCII")
+    return value
 
 
 def _time(obj: Mapping[str, Any], key: str, optional: bool = True) -> Optional[datetime]:

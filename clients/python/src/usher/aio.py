@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from types import TracebackType
-from typing import Any, Deque, Dict, Generator, List, Mapping, Optional, Sequence, Set, Type, TypeVar
+from typing import Any, Dict, Generator, List, Mapping, Optional, Sequence, Set, Type, TypeVar
 
 from . import _protocol
 from ._aconnection import AsyncConnection
 from .discovery import SocketLocation, resolve_socket
-from .errors import Disconnected, ProtocolError
+from .errors import Disconnected, ProtocolError, TooManyEvents
 from .aio_subscription import AsyncSubscription
 from .types import (
     DPoPProof,
@@ -137,7 +136,8 @@ class AsyncClient:
         self._connection: Optional[AsyncConnection] = None
         # Made in the loop that uses it (Python 3.9's Lock binds to the loop current when it is made).
         self._lock_instance: Optional[asyncio.Lock] = None
-        self._events: Deque[Event] = deque()
+        # Events read while a request waited for its answer, until next_event takes them: bounded (TooManyEvents).
+        self._events = _protocol.EventQueue()
         self._broken: Set[str] = set()
         self._leases: Dict[str, AsyncLease] = {}
 
@@ -184,11 +184,15 @@ class AsyncClient:
                 return self._events.popleft()
             if self._connection is None:
                 raise Disconnected("the client is not connected")
-            message = await self._connection.read(timeout)
-            if isinstance(message, Event):
-                self._note(message)
-                return message
-            raise ProtocolError(f"an answer nobody asked for: {message!r:.200}")
+            try:
+                message = await self._connection.read(timeout)
+                if not isinstance(message, Event):
+                    raise ProtocolError(f"an answer nobody asked for, to request {message.id!r:.20}")
+            except ProtocolError:
+                self._lost_connection()
+                raise
+            self._note(message)
+            return message
 
     async def _request(self, call: _protocol.Call[T]) -> T:
         async with self._lock:
@@ -199,16 +203,21 @@ class AsyncClient:
             while True:
                 try:
                     message = await connection.read(_remaining(deadline))
-                except (TimeoutError, Disconnected):
-                    self._lost_connection()
+                    if isinstance(message, Event):
+                        self._events.append(message, connection.line_bytes)
+                        self._note(message)
+                        continue
+                except (TimeoutError, Disconnected, TooManyEvents, ProtocolError):
+                    self._lost_connection()  # out of step: a late answer would be taken for the next request's
                     raise
-                if isinstance(message, Event):
-                    self._events.append(message)
-                    self._note(message)
-                    continue
                 if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
                     self._lost_connection()  # the daemon closes it after this line: never send on it again
-                return call.parse(_protocol.check_response(message, request_id))
+                try:
+                    result = _protocol.check_response(message, request_id)
+                except ProtocolError:
+                    self._lost_connection()  # an answer to another request: out of step
+                    raise
+                return call.parse(result)
 
     async def _usable_connection(self) -> AsyncConnection:
         """The connection, or a new one when the daemon closed it and no lease was held on it."""

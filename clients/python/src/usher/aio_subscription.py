@@ -43,7 +43,8 @@ class AsyncSubscription:
         self._started = False
         self._closed = False
         self._delay = RECONNECT_FIRST_DELAY
-        self._pending: List[Event] = []
+        # Events that came before the subscription's answer (a lease holder's): bounded, as a client's are.
+        self._pending = _protocol.EventQueue()
         #: The generation the daemon was at when the (latest) subscription was answered.
         self.generation = 0
         #: The event names subscribed to.
@@ -64,7 +65,7 @@ class AsyncSubscription:
             while True:
                 message = await connection.read(timeout)
                 if isinstance(message, Event):
-                    self._pending.append(message)
+                    self._pending.append(message, connection.line_bytes)
                     continue
                 self.generation, self.subscribed = _protocol.subscribed(_protocol.check_response(message, request_id))
                 break
@@ -83,7 +84,7 @@ class AsyncSubscription:
             if self._closed:
                 raise Disconnected("the subscription is closed")
             if self._pending:
-                return self._pending.pop(0)
+                return self._pending.popleft()
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise TimeoutError("no event in time")
@@ -98,6 +99,11 @@ class AsyncSubscription:
             except Disconnected:
                 self._connection = None
                 continue
+            except ProtocolError:
+                # A line that is not usherd's: the connection is closed rather than read further.
+                self._connection.close()
+                self._connection = None
+                raise
             if isinstance(message, Event):
                 return message
             if message.error is not None:

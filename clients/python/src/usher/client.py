@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections import deque
 from types import TracebackType
-from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence, Set, Type, TypeVar
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Type, TypeVar
 
 from . import _protocol
 from ._connection import Connection, deadline_after
 from .discovery import SocketLocation, resolve_socket
-from .errors import Disconnected, ProtocolError
+from .errors import Disconnected, ProtocolError, TooManyEvents
 from .lease import Lease
 from .subscription import Subscription
 from .types import (
@@ -65,7 +64,8 @@ class Client:
         self.location: SocketLocation = resolve_socket(socket_path)
         self.timeout = timeout
         self._lock = threading.RLock()
-        self._events: Deque[Event] = deque()
+        # Events read while a request waited for its answer, until next_event takes them: bounded (TooManyEvents).
+        self._events = _protocol.EventQueue()
         self._broken: Set[str] = set()
         self._leases: Dict[str, Lease] = {}
         self._connection: Optional[Connection] = Connection(self.location, timeout)
@@ -100,20 +100,23 @@ class Client:
     def next_event(self, timeout: Optional[float] = None) -> Event:
         """The next event sent to this connection: ``switch_pending`` and ``lease_broken`` reach a lease holder
         without a subscription. (For the other events, use :meth:`subscribe`.) Raises ``TimeoutError`` after
-        ``timeout`` seconds, :class:`usher.Disconnected` when the daemon closed the connection."""
+        ``timeout`` seconds, :class:`usher.Disconnected` when the daemon closed the connection, and
+        :class:`usher.ProtocolError` (closing the connection) for a line that is not usherd's."""
         with self._lock:
             if self._events:
                 return self._events.popleft()
             connection = self._connection
             if connection is None:
                 raise Disconnected("the client is closed")
-            deadline = deadline_after(timeout)
-            while True:
-                message = connection.read(deadline)
-                if isinstance(message, Event):
-                    self._note(message)
-                    return message
-                raise ProtocolError(f"an answer nobody asked for: {message!r:.200}")
+            try:
+                message = connection.read(deadline_after(timeout))
+                if not isinstance(message, Event):
+                    raise ProtocolError(f"an answer nobody asked for, to request {message.id!r:.20}")
+            except ProtocolError:
+                self._lost_connection()
+                raise
+            self._note(message)
+            return message
 
     def _request(self, call: _protocol.Call[T]) -> T:
         with self._lock:
@@ -124,19 +127,25 @@ class Client:
             while True:
                 try:
                     message = connection.read(deadline)
-                except (TimeoutError, Disconnected):
-                    # The answer may still come later: the connection cannot be used for another request.
+                    if isinstance(message, Event):
+                        self._events.append(message, connection.line_bytes)
+                        self._note(message)
+                        continue
+                except (TimeoutError, Disconnected, TooManyEvents, ProtocolError):
+                    # The answer may still come later, or the line was not usherd's: the connection is out of step
+                    # and cannot be used for another request.
                     self._lost_connection()
                     raise
-                if isinstance(message, Event):
-                    self._events.append(message)
-                    self._note(message)
-                    continue
                 if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
                     # The daemon closes the connection after this line (a moment later, so it may not look closed
                     # yet): the next request must not be sent on it.
                     self._lost_connection()
-                return call.parse(_protocol.check_response(message, request_id))
+                try:
+                    result = _protocol.check_response(message, request_id)
+                except ProtocolError:
+                    self._lost_connection()  # an answer to another request: out of step
+                    raise
+                return call.parse(result)
 
     def _usable_connection(self) -> Connection:
         """The connection, or a new one when the daemon closed it (a restart) and no lease was held on it."""
@@ -144,11 +153,12 @@ class Client:
         if connection is not None and not connection.peer_closed():
             return connection
         if connection is not None:
-            # Events it sent before closing (daemon_stopping, lease_broken) are kept for next_event.
-            while connection.has_line():
+            # Events it sent before closing (daemon_stopping, lease_broken) are kept for next_event, within the
+            # queue's bounds.
+            while connection.has_line() and not self._events.full:
                 message = connection.read(None)
                 if isinstance(message, Event):
-                    self._events.append(message)
+                    self._events.append(message, connection.line_bytes)
                     self._note(message)
         if self._leases:
             self._lost_connection()
@@ -173,10 +183,11 @@ class Client:
             connection = self._connection
             if connection is not None:
                 connection.peer_closed()  # reads what has arrived, without waiting
-                while connection.has_line():
+                # Up to the queue's bounds: past them the rest waits in the socket until next_event takes some.
+                while connection.has_line() and not self._events.full:
                     message = connection.read(None)
                     if isinstance(message, Event):
-                        self._events.append(message)
+                        self._events.append(message, connection.line_bytes)
                         self._note(message)
             return lease_id in self._broken
 

@@ -5,9 +5,9 @@ code from the wire (``docs/protocol.md``, "Error codes"). Each documented code h
 can write ``except usher.UserNotFound:``; a code this version does not know yet (one a newer daemon added) is raised
 as :class:`UsherError` itself, with the code as sent.
 
-Three classes are the client's own and never sent by the daemon: :class:`DaemonUnavailable` (nothing answered on
-the socket path), :class:`Disconnected` (the daemon closed the connection) and :class:`ProtocolError` (the daemon sent
-something this client cannot read).
+Four classes are the client's own and never sent by the daemon: :class:`DaemonUnavailable` (nothing answered on
+the socket path), :class:`Disconnected` (the daemon closed the connection), :class:`ProtocolError` (the daemon sent
+something this client cannot read) and :class:`TooManyEvents` (more events came than the client keeps untaken).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ __all__ = [
     "DaemonUnavailable",
     "ProtocolError",
     "Disconnected",
+    "TooManyEvents",
     "InvalidRequest",
     "UnknownMethod",
     "InvalidParams",
@@ -109,6 +110,21 @@ class Disconnected(UsherError):
     """
 
     wire_code = "disconnected"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(self.wire_code, message)
+
+
+class TooManyEvents(UsherError):
+    """More events arrived while a request waited for its answer than the client keeps before the program takes them
+    (``MAX_QUEUED_EVENTS`` events or ``MAX_QUEUED_EVENT_BYTES`` of them, docs/python.md); the client's own error.
+
+    usherd sends that many only to a program that never takes its events (``next_event``) or when it is not usherd.
+    The client closes the connection, as the daemon drops a subscriber that does not keep up: the events already
+    queued stay for ``next_event``, leases held on the connection are gone, and the next request connects again.
+    """
+
+    wire_code = "too_many_events"
 
     def __init__(self, message: str) -> None:
         super().__init__(self.wire_code, message)

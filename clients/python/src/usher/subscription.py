@@ -50,7 +50,8 @@ class Subscription:
         self._connection: Optional[Connection] = None
         self._closed = False
         self._delay = RECONNECT_FIRST_DELAY
-        self._pending: List[Event] = []
+        # Events that came before the subscription's answer (a lease holder's): bounded, as a client's are.
+        self._pending = _protocol.EventQueue()
         self.generation = 0
         self.subscribed: List[str] = []
         self._subscribe(deadline_after(timeout))
@@ -64,7 +65,7 @@ class Subscription:
                 message = connection.read(deadline)
                 # A lease holder's events may come before the answer; none is lost.
                 if isinstance(message, Event):
-                    self._pending.append(message)
+                    self._pending.append(message, connection.line_bytes)
                     continue
                 self.generation, self.subscribed = _protocol.subscribed(_protocol.check_response(message, request_id))
                 break
@@ -86,7 +87,7 @@ class Subscription:
             if self._closed:
                 raise Disconnected("the subscription is closed")
             if self._pending:
-                return self._pending.pop(0)
+                return self._pending.popleft()
             if self._connection is None:
                 if not self.reconnect:
                     raise Disconnected("usherd closed the subscription's connection")
@@ -98,6 +99,11 @@ class Subscription:
             except Disconnected:
                 self._connection = None
                 continue
+            except ProtocolError:
+                # A line that is not usherd's: the connection is closed rather than read further.
+                self._connection.close()
+                self._connection = None
+                raise
             if isinstance(message, Event):
                 return message
             if message.error is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ._wire import _get, _time, _object, _objects
+from ._wire import _get, _secret, _time, _object, _objects
 from .daemon_types import *  # noqa: F401,F403 (exported here too)
 from .daemon_types import __all__ as _daemon_names
 
@@ -306,8 +306,8 @@ class Token:
     def from_wire(cls, obj: Mapping[str, Any]) -> "Token":
         return cls(
             user_id=_get(obj, "user_id", str),
-            access_token=_get(obj, "access_token", str),
-            token_type=_get(obj, "token_type", str),
+            access_token=_secret(obj, "access_token"),
+            token_type=_secret(obj, "token_type"),
             expires_at=_time(obj, "expires_at", optional=False),
             expires_in=_get(obj, "expires_in", int),
             audience=_get(obj, "audience", str, optional=True),
@@ -335,7 +335,7 @@ class DPoPProof:
     def from_wire(cls, obj: Mapping[str, Any]) -> "DPoPProof":
         return cls(
             user_id=_get(obj, "user_id", str),
-            proof=_get(obj, "proof", str),
+            proof=_secret(obj, "proof"),
             access_token_expires_at=_time(obj, "access_token_expires_at", optional=False),
         )
 
@@ -366,7 +366,7 @@ class ApiKey:
         return cls(
             user_id=_get(obj, "user_id", str),
             name=_get(obj, "name", str),
-            key=_get(obj, "key", str),
+            key=_secret(obj, "key"),
             created_at=_time(obj, "created_at"),
         )
 
