@@ -94,8 +94,9 @@ _public_ const char *usher_error_data(const usher_t *u) {
 
 /* Sends {"id":N,"method":M,"params":P} and reads until its answer; events that come first are queued for
  * usher_process() and usher_next_event(). On success *ret holds the answer (message_done() it); a daemon's error is
- * kept (usher_error_code) and returned as its errno value. A timeout, an overlong or malformed line, or the daemon
- * closing the connection closes it: an answer that came late would otherwise be taken for the next call's. */
+ * kept (usher_error_code) and returned as its errno value. A timeout, an overlong or malformed line, more events than
+ * the queue holds (-ENOBUFS), or the daemon closing the connection closes it: an answer that came late would
+ * otherwise be taken for the next call's. */
 int call_method(usher_t *u, const char *method, struct buf *params, struct message *ret) {
         CHECK_HANDLE(u);
         if (!method || !*method)
@@ -144,9 +145,12 @@ int call_method(usher_t *u, const char *method, struct buf *params, struct messa
                 if (r < 0)
                         break;
                 if (m.is_event) {
-                        event_enqueue(u, m.event);
+                        /* Kept for the program, within the queue's bounds: past them, -ENOBUFS. */
+                        r = event_enqueue(u, m.event, len + 1);
                         m.event = NULL;
                         message_done(&m);
+                        if (r < 0)
+                                break;
                         continue;
                 }
                 /* Answers come in request order: this one is ours, or the line was not an answer of usherd's. A null

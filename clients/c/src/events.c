@@ -20,19 +20,33 @@ _public_ usher_event *usher_event_free(usher_event *event) {
         return NULL;
 }
 
-void event_enqueue(usher_t *u, usher_event *event) {
+/* Whether the queue holds USHER_MAX_QUEUED_EVENTS events or USHER_MAX_QUEUED_EVENT_BYTES of them: the next one would
+ * be one too many. */
+bool events_full(const usher_t *u) {
+        return u->n_events >= USHER_MAX_QUEUED_EVENTS || u->events_bytes >= USHER_MAX_QUEUED_EVENT_BYTES;
+}
+
+/* Queues an event whose line was size bytes long, taking it. -ENOBUFS when the queue is full, -ENOMEM: the event is
+ * freed then, and the caller closes the connection (an event lost would leave the program out of step). */
+int event_enqueue(usher_t *u, usher_event *event, size_t size) {
+        if (events_full(u)) {
+                usher_event_free(event);
+                return -ENOBUFS;
+        }
         struct event_node *node = malloc(sizeof(*node));
         if (!node) {
-                /* Out of memory: the event is lost, as a subscriber that cannot keep up loses its connection. */
                 usher_event_free(event);
-                return;
+                return -ENOMEM;
         }
-        *node = (struct event_node) {.event = event};
+        *node = (struct event_node) {.event = event, .size = size};
         if (u->events_tail)
                 u->events_tail->next = node;
         else
                 u->events_head = node;
         u->events_tail = node;
+        u->n_events++;
+        u->events_bytes += size;
+        return 0;
 }
 
 static usher_event *event_dequeue(usher_t *u) {
@@ -42,6 +56,8 @@ static usher_event *event_dequeue(usher_t *u) {
         u->events_head = node->next;
         if (!u->events_head)
                 u->events_tail = NULL;
+        u->n_events--;
+        u->events_bytes -= node->size;
         usher_event *event = node->event;
         free(node);
         return event;
@@ -68,15 +84,18 @@ _public_ int usher_subscribe(usher_t *u, const char *const *events, const char *
         return r;
 }
 
-/* Reads every complete line that is there, without blocking, and queues its events. Returns how many were queued,
- * or a negative errno: the daemon closed the connection (-ECONNRESET, after queueing what came before), a line that
- * is too long or not usherd's, or the daemon's last word to a subscriber (an error with a null id, such as
+/* Reads every complete line that is there, without blocking, and queues its events, until the queue is full (what
+ * is left waits in the buffer and the socket until the program has taken some). Returns how many were queued, or a
+ * negative errno: the daemon closed the connection (-ECONNRESET, after queueing what came before), a line that is
+ * too long or not usherd's, or the daemon's last word to a subscriber (an error with a null id, such as
  * permission_denied after a reload took the read permission away: kept for usher_error_code()). */
 static int read_available(usher_t *u) {
         int queued = 0;
         if (u->fd < 0)
                 return 0;
         for (;;) {
+                if (events_full(u))
+                        return queued;
                 char *text;
                 size_t len;
                 int r = io_take_line(u, &text, &len);
@@ -99,9 +118,13 @@ static int read_available(usher_t *u) {
                         return r;
                 }
                 if (m.is_event) {
-                        event_enqueue(u, m.event);
+                        r = event_enqueue(u, m.event, len + 1);
                         m.event = NULL;
                         message_done(&m);
+                        if (r < 0) {
+                                connection_fail(u);
+                                return r;
+                        }
                         if (queued < INT_MAX)
                                 queued++;
                         continue;

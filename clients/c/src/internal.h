@@ -11,11 +11,18 @@
 #define USHER_DEFAULT_MAX_LINE ((size_t) 16 * 1024 * 1024)
 #define USHER_MIN_MAX_LINE ((size_t) 4096)
 #define USHER_SYSTEM_SOCKET "/run/usher/usher.sock"
+/* Events queued and not yet handed out (usher_process(3)): at most this many, or this many bytes of their lines (one
+ * longer line still fits: max_line bounds it). usher_process() reads no further while the queue is full; a call that
+ * must read past a full queue to reach its answer fails with -ENOBUFS and closes the connection, as sd-bus does when
+ * its read queue is full. */
+#define USHER_MAX_QUEUED_EVENTS ((size_t) 4096)
+#define USHER_MAX_QUEUED_EVENT_BYTES ((size_t) 16 * 1024 * 1024)
 
 #define _public_ __attribute__((visibility("default")))
 
 struct event_node {
         usher_event *event;
+        size_t size; /* the length of its line, counted against USHER_MAX_QUEUED_EVENT_BYTES */
         struct event_node *next;
 };
 
@@ -30,6 +37,7 @@ struct usher {
         bool in_call;
         char *error_code, *error_message, *error_data;
         struct event_node *events_head, *events_tail;
+        size_t n_events, events_bytes;
         usher_event_handler_t handler;
         void *userdata;
 };
@@ -96,7 +104,8 @@ int error_set(usher_t *u, const char *code, const char *message, json_object *da
 int errno_from_code(const char *code);
 int call_method(usher_t *u, const char *method, struct buf *params, struct message *ret);
 int handle_unsolicited(usher_t *u, struct message *m);
-void event_enqueue(usher_t *u, usher_event *event);
+int event_enqueue(usher_t *u, usher_event *event, size_t size);
+bool events_full(const usher_t *u);
 
 /* At the start of every call: the last call's error is forgotten, whatever this one's outcome. */
 #define CHECK_HANDLE(u)                         \

@@ -5,6 +5,25 @@
 
 #include "internal.h"
 
+/* A token or a proof goes into an HTTP header: visible ASCII only ('!' to '~', as RFC 6750's tokens and JWTs are), and
+ * not empty. A line break, a space, a control or non-ASCII byte would cut the header short or add another one after
+ * it; a NUL never gets this far (json_dup_string refuses it). */
+static int take_token(json_object *result, const char *key, char **ret) {
+        int r = json_dup_string(result, key, true, ret);
+        if (r < 0)
+                return r;
+        const unsigned char *p = (const unsigned char *) *ret;
+        bool visible = *p != 0;
+        for (; *p && visible; p++)
+                visible = *p >= '!' && *p <= '~';
+        if (!visible) {
+                usher_secret_free(*ret);
+                *ret = NULL;
+                return -EBADMSG;
+        }
+        return 0;
+}
+
 _public_ void usher_secret_free(char *secret) {
         if (!secret)
                 return;
@@ -41,7 +60,7 @@ _public_ int usher_access_token_narrowed(usher_t *u, const char *seat, const cha
                 return r;
         char *token = NULL, *expires_at = NULL;
         uint64_t expires = 0;
-        r = json_dup_string(m.result, "access_token", true, &token);
+        r = take_token(m.result, "access_token", &token);
         if (r >= 0)
                 r = json_dup_string(m.result, "expires_at", true, &expires_at);
         if (r >= 0)
@@ -81,7 +100,7 @@ _public_ int usher_dpop_proof(usher_t *u, const char *seat, const char *audience
         if (r < 0)
                 return r;
         char *proof = NULL;
-        r = json_dup_string(m.result, "proof", true, &proof);
+        r = take_token(m.result, "proof", &proof);
         message_done(&m);
         if (r < 0)
                 return r;
