@@ -109,7 +109,8 @@ def decode_line(line: bytes) -> Union[Response, Event]:
         return Response(message.get("id"), None, error_from_wire(message["error"]))
     if "result" in message:
         return Response(message.get("id"), message["result"], None)
-    raise ProtocolError(f"the daemon sent an object that is neither an answer nor an event (keys {sorted(message)!r:.200})")
+    keys = f"{sorted(message)!r:.200}"
+    raise ProtocolError(f"the daemon sent an object that is neither an answer nor an event (keys {keys})")
 
 
 def _check_shape(value: Any) -> None:
