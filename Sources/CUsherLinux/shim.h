@@ -2,15 +2,19 @@
 #define USHER_CUSHERLINUX_SHIM_H
 
 // Linux calls that Swift's Glibc module leaves out: prctl is variadic (Swift imports no variadic C function),
-// <sys/xattr.h> and <malloc.h> are not part of the module, prlimit is declared only under _GNU_SOURCE. Header-only:
-// nothing to link.
+// <sys/xattr.h> and <malloc.h> are not part of the module, prlimit is declared only under _GNU_SOURCE, and the
+// kernel's netlink headers are not the C library's. Header-only: nothing to link.
 
 #include <errno.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <malloc.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -79,6 +83,69 @@ static inline int usher_pidfd_is_running(int pidfd) {
     int ready = poll(&entry, 1, 0);
     if (ready < 0) return -1;
     return ready == 0 ? 1 : 0;
+}
+
+/// SO_COOKIE (Linux 4.12): a socket's number, unique for the system's uptime; what `usher_unix_diag` tells back.
+#ifndef SO_COOKIE
+#define SO_COOKIE 57
+#endif
+static const int usher_so_cookie = SO_COOKIE;
+
+/// What the kernel says about the Unix socket with inode number `inode` (in the caller's network namespace), through
+/// NETLINK_SOCK_DIAG (unix_diag, as `ss -x` asks): the inode of the socket it is connected to (0: none) and its own
+/// cookie (SO_COOKIE). 0, or a negative errno (ENOENT: no such socket here).
+static inline int usher_unix_diag(uint32_t inode, uint32_t *peer, uint64_t *cookie) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -errno;
+    struct {
+        struct nlmsghdr header;
+        struct unix_diag_req request;
+    } message = {
+        .header = {.nlmsg_len = sizeof(message), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST,
+                   .nlmsg_seq = 1},
+        // No cookie to check (INET_DIAG_NOCOOKIE in both words): the inode alone names the socket.
+        .request = {.sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_ino = inode, .udiag_show = UDIAG_SHOW_PEER,
+                    .udiag_cookie = {~0U, ~0U}},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &message, sizeof(message), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    union {
+        struct nlmsghdr header;
+        char bytes[8192];
+    } answer;
+    ssize_t length;
+    do length = recv(fd, &answer, sizeof(answer), 0);
+    while (length < 0 && errno == EINTR);
+    int error = errno;
+    close(fd);
+    if (length < 0) return -error;
+    struct nlmsghdr *header = &answer.header;
+    if (!NLMSG_OK(header, (size_t)length)) return -EBADMSG;
+    if (header->nlmsg_type == NLMSG_ERROR) {
+        struct nlmsgerr *failure = NLMSG_DATA(header);
+        return failure->error < 0 ? failure->error : -EBADMSG;
+    }
+    if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY || header->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+        return -EBADMSG;
+    struct unix_diag_msg *found = NLMSG_DATA(header);
+    if (found->udiag_ino != inode) return -EBADMSG;
+    *cookie = (uint64_t)found->udiag_cookie[0] | ((uint64_t)found->udiag_cookie[1] << 32);
+    *peer = 0;
+    // The attributes after the message: UNIX_DIAG_PEER is the connected socket's inode.
+    char *attribute = (char *)found + NLMSG_ALIGN(sizeof(struct unix_diag_msg));
+    char *end = (char *)header + header->nlmsg_len;
+    while (attribute + sizeof(struct nlattr) <= end) {
+        struct nlattr *item = (struct nlattr *)attribute;
+        if (item->nla_len < sizeof(struct nlattr) || attribute + item->nla_len > end) break;
+        if (item->nla_type == UNIX_DIAG_PEER && item->nla_len >= NLA_HDRLEN + sizeof(uint32_t))
+            *peer = *(uint32_t *)(attribute + NLA_HDRLEN);
+        attribute += NLA_ALIGN(item->nla_len);
+    }
+    return 0;
 }
 
 /// Returns the heap's free memory to the system (glibc's malloc_trim(0)).

@@ -124,6 +124,9 @@ package struct DaemonConfiguration: Sendable {
                 try limits.int("max_pending_bytes", in: 4096...1_073_741_824) ?? self.limits.maximumPendingBytes
             self.limits.maximumLogRecordsPerSecond =
                 try limits.int("max_log_records_per_second", in: 1...100_000) ?? self.limits.maximumLogRecordsPerSecond
+            if let bytes = try limits.int("max_hashed_executable_bytes", in: 0...(1 << 40)) {
+                self.limits.maximumHashedExecutableBytes = Int64(bytes)
+            }
             try limits.finish()
         }
         if var access = try root.section("access") {

@@ -3,7 +3,8 @@ import UsherServer
 
 extension ProgramCondition {
     /// The program conditions of one `[[access.rule]]`: `executable` (an absolute path), `executable_sha256` (64
-    /// hexadecimal digits), `unit` and `user_unit` (systemd unit names); nil when the rule has none.
+    /// hexadecimal digits), `unit` and `user_unit` (systemd unit names), and `namespace` (`"host"`, the default, or
+    /// `"any"`) which says where they may hold; nil when the rule has none.
     static func read(from rule: inout ConfigSection) throws(ConfigurationError) -> ProgramCondition? {
         var condition = ProgramCondition()
         if let executable = try rule.string("executable") {
@@ -21,7 +22,20 @@ extension ProgramCondition {
         }
         condition.unit = try Self.unitName(&rule, "unit")
         condition.userUnit = try Self.unitName(&rule, "user_unit")
-        return condition == ProgramCondition() ? nil : condition
+        let hasConditions = condition != ProgramCondition()
+        if let namespaces = try rule.string("namespace") {
+            guard let value = ProgramCondition.Namespaces(rawValue: namespaces) else {
+                throw rule.error("namespace", "must be \"host\" or \"any\"")
+            }
+            guard hasConditions else {
+                throw rule.error(
+                    "namespace",
+                    "says where program conditions hold: give it with executable, executable_sha256, unit or user_unit"
+                )
+            }
+            condition.namespaces = value
+        }
+        return hasConditions ? condition : nil
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {

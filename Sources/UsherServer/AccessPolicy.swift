@@ -52,9 +52,17 @@ package struct PeerCredentials: Sendable, Hashable {
 }
 
 /// The program conditions of a rule (`executable`, `executable_sha256`, `unit`, `user_unit`): every one given must
-/// hold, and none holds for a peer whose program could not be identified.
+/// hold, and none holds for a peer whose program could not be identified, that has `exec`ed since it connected, or
+/// (unless the rule says `namespace = "any"`) that is in another mount or user namespace than the host's.
 package struct ProgramCondition: Sendable, Hashable {
-    /// The executable's path, as `/proc/PID/exe` shows it (links resolved).
+    /// Where the peer's process may be: in the host's namespaces only, or in any (containers meant to match).
+    package enum Namespaces: String, Sendable, Hashable {
+        case host
+        case any
+    }
+
+    /// The executable's path, as `/proc/PID/exe` shows it (links resolved); in the host's mount namespace, the path
+    /// must name that very file as usherd sees it.
     package var executable: String?
     /// The executable file's SHA-256, lowercase hex.
     package var executableSHA256: String?
@@ -62,28 +70,41 @@ package struct ProgramCondition: Sendable, Hashable {
     package var unit: String?
     /// The unit of the user's service manager (`sd_pid_get_user_unit`).
     package var userUnit: String?
+    /// `namespace`.
+    package var namespaces: Namespaces
 
     package init(
         executable: String? = nil,
         executableSHA256: String? = nil,
         unit: String? = nil,
-        userUnit: String? = nil
+        userUnit: String? = nil,
+        namespaces: Namespaces = .host
     ) {
         self.executable = executable
         self.executableSHA256 = executableSHA256
         self.unit = unit
         self.userUnit = userUnit
+        self.namespaces = namespaces
     }
 
     func matches(_ program: PeerProgram) -> Bool {
         let identity = program.identity
         guard identity.identified else { return false }
-        if let executable = self.executable, identity.executable != executable { return false }
+        let host = identity.hostMountNamespace && identity.hostUserNamespace
+        guard host || self.namespaces == .any else { return false }
+        if let executable = self.executable {
+            guard identity.executable == executable else { return false }
+            // In the host's mount namespace the path must be the file itself, as usherd sees it: a file bind-mounted
+            // over it elsewhere is another inode. In another mount namespace (`namespace = "any"`) the path is the
+            // one the process sees there, and proves nothing more.
+            guard identity.executableIsPath || !identity.hostMountNamespace else { return false }
+        }
         if let unit = self.unit, identity.unit != unit { return false }
         if let userUnit = self.userUnit, identity.userUnit != userUnit { return false }
-        // Last: the only condition that takes a lock (the digest is computed once, off the event loop).
+        // Then the only condition that takes a lock (the digest is computed once, off the event loop).
         if let digest = self.executableSHA256, program.executableSHA256 != digest { return false }
-        return true
+        // Last, as it reads /proc: the process still runs what it ran when it connected.
+        return program.isUnchanged
     }
 }
 

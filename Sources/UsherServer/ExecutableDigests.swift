@@ -1,4 +1,5 @@
 import Crypto
+import DequeModule
 import NIOPosix
 import Synchronization
 
@@ -6,11 +7,54 @@ import Synchronization
 import Glibc
 #endif
 
-/// SHA-256 digests of peers' executables, for rules with `executable_sha256`: computed only while some rule in force
-/// asks for them, once per file (cached by device, inode, size, mtime and ctime), off the event loop.
+/// Which peers' executables are hashed: those of the uids and groups that rules with `executable_sha256` are about.
+/// Root and usherd's own uid have every permission whatever the rules say, so theirs never are.
+package struct DigestDemand: Sendable, Hashable {
+    var uids: Set<UInt32> = []
+    var gids: Set<UInt32> = []
+    var privileged: Set<UInt32> = [0]
+
+    package init() {}
+
+    package init(_ policy: AccessPolicy) {
+        self.privileged = [0, policy.daemonUID]
+        for rule in policy.rules where rule.program?.executableSHA256 != nil {
+            switch rule.principal {
+            case .uid(let uid), .user(_, let uid): self.uids.insert(uid)
+            case .group(_, let gid): self.gids.insert(gid)
+            }
+        }
+    }
+
+    /// The peers of either.
+    func union(_ other: DigestDemand) -> DigestDemand {
+        var both = self
+        both.uids.formUnion(other.uids)
+        both.gids.formUnion(other.gids)
+        both.privileged.formIntersection(other.privileged)
+        return both
+    }
+
+    /// Whether some rule with `executable_sha256` may apply to `program`'s peer.
+    func wants(_ program: PeerProgram) -> Bool {
+        guard program.identity.identified, program.identity.file != nil, let owner = program.owner else { return false }
+        guard !self.privileged.contains(owner.uid) else { return false }
+        return self.uids.contains(owner.uid) || self.gids.contains(owner.gid)
+            || owner.groups.contains(where: self.gids.contains)
+    }
+}
+
+/// SHA-256 digests of peers' executables, for rules with `executable_sha256`: computed only for the peers such a rule
+/// is about (`DigestDemand`), once per file (cached by device, inode, size, mtime and ctime), on threads of their own.
+///
+/// Hashing never holds up anyone else. A connection whose peer's digest is wanted waits for that digest before its
+/// first request is read, and only it does: the digests are computed on `workers` threads of their own (not the
+/// thread pool that identifies every new connection), taking turns by uid, with at most one file of a uid hashed at a
+/// time, so a uid that connects from many large executables delays only its own connections. A file larger than
+/// `maximumBytes` is not hashed at all: it has no digest, and rules with `executable_sha256` do not match it.
 ///
 /// It also lists the programs of the connections that are open, so that a reload which adds such a rule hashes
-/// their executables before the rule applies (`prepare(wanted:)`): a connection opened before the reload is judged
+/// their executables before the rule applies (`prepare(_:)`): a connection opened before the reload is judged
 /// as one opened after it.
 package final class ExecutableDigests: Sendable {
     private struct Listed {
@@ -20,51 +64,146 @@ package final class ExecutableDigests: Sendable {
     private struct State {
         var cache: [ExecutableFile: String] = [:]
         var open: [ObjectIdentifier: Listed] = [:]
-        /// Whether newly identified programs are hashed at once.
-        var wanted = false
+        /// Whose programs are hashed.
+        var demand: DigestDemand
+        var maximumBytes: Int64
+        /// Programs waiting to be hashed, by uid, and the uids whose turn comes next, in order.
+        var queued: [UInt32: Deque<PeerProgram>] = [:]
+        var turns: Deque<UInt32> = []
+        /// What to call once a program queued or being hashed has its digest.
+        var waiting: [ObjectIdentifier: [@Sendable () -> Void]] = [:]
+        /// Uids one of whose files is being hashed.
+        var hashing: Set<UInt32> = []
+        var poolStarted = false
     }
 
     /// Distinct executables remembered at most; the cache starts again empty beyond it.
     static let cacheLimit = 1024
+    /// Files hashed at once, at most.
+    static let workers = 2
+    /// The largest executable hashed by default (`[limits] max_hashed_executable_bytes`).
+    package static let defaultMaximumBytes: Int64 = 256 << 20
 
     private let state: Mutex<State>
+    /// The digests' own threads, started when the first file is to be hashed.
+    private let pool = NIOThreadPool(numberOfThreads: ExecutableDigests.workers)
 
-    package init(wanted: Bool = false) {
-        self.state = Mutex(State(wanted: wanted))
+    package init(demand: DigestDemand = DigestDemand(), maximumBytes: Int64 = ExecutableDigests.defaultMaximumBytes) {
+        self.state = Mutex(State(demand: demand, maximumBytes: maximumBytes))
     }
 
-    /// Whether programs identified from now on are hashed at once.
-    var wanted: Bool {
-        get { self.state.withLock { $0.wanted } }
-        set { self.state.withLock { $0.wanted = newValue } }
+    deinit {
+        if self.state.withLock({ $0.poolStarted }) { self.pool.shutdownGracefully { _ in } }
     }
 
-    /// Lists a newly identified program (until its connection ends), and tells whether its digest is wanted now.
-    /// Listing and reading `wanted` under one lock: a `prepare` either sees the program or the program sees the flag.
-    func enlist(_ program: PeerProgram) -> Bool {
-        self.state.withLock { state in
+    /// Whose programs are hashed from now on.
+    var demand: DigestDemand {
+        get { self.state.withLock { $0.demand } }
+        set { self.state.withLock { $0.demand = newValue } }
+    }
+
+    /// The largest file hashed from now on.
+    var maximumBytes: Int64 {
+        get { self.state.withLock { $0.maximumBytes } }
+        set { self.state.withLock { $0.maximumBytes = newValue } }
+    }
+
+    /// Lists a newly identified program (until its connection ends) and calls `ready` once it has its digest, when
+    /// a rule wants one, or at once when none does. Listing and reading the demand under one lock: a `prepare`
+    /// either sees the program or the program sees the demand.
+    func enlist(_ program: PeerProgram, ready: @escaping @Sendable () -> Void) {
+        let wanted = self.state.withLock { state in
             state.open[ObjectIdentifier(program)] = Listed(program: program)
-            return state.wanted
+            return state.demand.wants(program)
         }
+        guard wanted else { return ready() }
+        self.request(program, ready: ready)
     }
 
     func forget(_ program: ObjectIdentifier) {
         _ = self.state.withLock { $0.open.removeValue(forKey: program) }
     }
 
-    /// Sets whether digests are wanted and, when they are, computes the digest of every open connection's program
-    /// that has none yet, on `pool`. A reload awaits this before it puts a policy with `executable_sha256` in force.
-    package func prepare(wanted: Bool, on pool: NIOThreadPool = .singleton) async {
+    /// Sets whose programs are hashed and computes the digest of every open connection's program that `demand` wants
+    /// and has none yet. A reload awaits this before it puts a policy with `executable_sha256` in force.
+    package func prepare(_ demand: DigestDemand) async {
         let programs = self.state.withLock { state in
-            state.wanted = wanted
-            return wanted ? state.open.values.compactMap(\.program) : []
+            state.demand = demand
+            return state.open.values.compactMap(\.program).filter { demand.wants($0) && !$0.hasDigest }
         }
-        for program in programs where !program.hasDigest {
-            _ = try? await pool.runIfActive { self.computeDigest(for: program) }
+        await withTaskGroup(of: Void.self) { group in
+            for program in programs {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        self.request(program) { continuation.resume() }
+                    }
+                }
+            }
         }
     }
 
-    /// Computes (or finds in the cache) the digest of a program's executable. Blocking: on a thread pool's thread.
+    /// Gives `program` its digest from the cache, or queues it to be hashed; `ready` is called once it has one.
+    private func request(_ program: PeerProgram, ready: @escaping @Sendable () -> Void) {
+        guard !program.hasDigest, let file = program.identity.file, let uid = program.owner?.uid else {
+            return ready()
+        }
+        let key = ObjectIdentifier(program)
+        let answered: Bool = self.state.withLock { state in
+            if let cached = state.cache[file] {
+                program.setDigest(cached)
+                return true
+            }
+            if file.size > state.maximumBytes {
+                program.setDigest(nil)
+                return true
+            }
+            if state.waiting[key] != nil {
+                // Queued or being hashed already (a reload asked while the connection was still being set up).
+                state.waiting[key]!.append(ready)
+                return false
+            }
+            state.waiting[key] = [ready]
+            state.queued[uid, default: []].append(program)
+            if !state.turns.contains(uid) { state.turns.append(uid) }
+            return false
+        }
+        if answered { return ready() }
+        self.startNext()
+    }
+
+    /// Hands queued programs to free threads: the next uid in turn that has no file being hashed yet.
+    private func startNext() {
+        let (jobs, startPool) = self.state.withLock { state in
+            var jobs: [(uid: UInt32, program: PeerProgram)] = []
+            while state.hashing.count < Self.workers,
+                let index = state.turns.firstIndex(where: { !state.hashing.contains($0) })
+            {
+                let uid = state.turns.remove(at: index)
+                let program = state.queued[uid]!.removeFirst()
+                if state.queued[uid]!.isEmpty { state.queued[uid] = nil } else { state.turns.append(uid) }
+                state.hashing.insert(uid)
+                jobs.append((uid, program))
+            }
+            let startPool = !jobs.isEmpty && !state.poolStarted
+            if startPool { state.poolStarted = true }
+            return (jobs, startPool)
+        }
+        if startPool { self.pool.start() }
+        for job in jobs {
+            self.pool.submit { _ in
+                self.computeDigest(for: job.program)
+                let ready = self.state.withLock { state in
+                    state.hashing.remove(job.uid)
+                    return state.waiting.removeValue(forKey: ObjectIdentifier(job.program)) ?? []
+                }
+                for call in ready { call() }
+                self.startNext()
+            }
+        }
+    }
+
+    /// Computes (or finds in the cache) the digest of a program's executable. Blocking: on one of the digests'
+    /// threads.
     ///
     /// The file is opened through `/proc/PID/exe` (it works across mount namespaces and for deleted files), else by
     /// its path; either way it must still be the file that was identified (`ExecutableFile`), before and after it is
@@ -75,8 +214,13 @@ package final class ExecutableDigests: Sendable {
             program.setDigest(nil)
             return
         }
-        if let cached = self.state.withLock({ $0.cache[file] }) {
+        let (cached, maximumBytes) = self.state.withLock { ($0.cache[file], $0.maximumBytes) }
+        if let cached {
             program.setDigest(cached)
+            return
+        }
+        guard file.size <= maximumBytes else {
+            program.setDigest(nil)
             return
         }
         let digest =

@@ -25,6 +25,9 @@ package struct ServerLimits: Sendable, Hashable {
     package var maximumPendingBytes = 1_048_576
     /// Log records one peer uid may cause per second, of every kind (`PeerLogBudget`).
     package var maximumLogRecordsPerSecond = 20
+    /// The largest executable hashed for rules with `executable_sha256`; a larger one has no digest, and such rules do
+    /// not match it (`ExecutableDigests`).
+    package var maximumHashedExecutableBytes = ExecutableDigests.defaultMaximumBytes
 
     package init() {}
 }
@@ -60,7 +63,10 @@ package final class ServerSettings: Sendable {
         self.state = Mutex(State(limits: limits, policy: policy))
         self.narrowing = Atomic(policy.narrowsTokens)
         self.seatOfPeer = seatOfPeer
-        self.digests = ExecutableDigests(wanted: policy.needsExecutableDigests)
+        self.digests = ExecutableDigests(
+            demand: DigestDemand(policy),
+            maximumBytes: limits.maximumHashedExecutableBytes
+        )
     }
 
     /// Whether some rule in force narrows tokens.
@@ -68,7 +74,10 @@ package final class ServerSettings: Sendable {
 
     package var limits: ServerLimits {
         get { self.state.withLock { $0.limits } }
-        set { self.state.withLock { $0.limits = newValue } }
+        set {
+            self.state.withLock { $0.limits = newValue }
+            self.digests.maximumBytes = newValue.maximumHashedExecutableBytes
+        }
     }
 
     /// The access policy in force. Setting it tells every policy observer, after the new policy is in place.
@@ -77,7 +86,7 @@ package final class ServerSettings: Sendable {
     package var policy: AccessPolicy {
         get { self.state.withLock { $0.policy } }
         set {
-            if newValue.needsExecutableDigests { self.digests.wanted = true }
+            self.digests.demand = DigestDemand(newValue)
             let observers = self.state.withLock { state in
                 state.policy = newValue
                 return Array(state.observers.values)
@@ -88,15 +97,11 @@ package final class ServerSettings: Sendable {
     }
 
     /// Puts `policy` in force once the connections that are open are ready for it: when it has `executable_sha256`
-    /// rules, their executables are hashed first (off the event loop), so the rules apply to them at once.
+    /// rules, the executables of the peers they are about are hashed first (off the event loop), so the rules apply
+    /// to them at once.
     package func install(_ policy: AccessPolicy) async {
-        guard policy.needsExecutableDigests else {
-            // Hashing stops only once no rule in force asks for digests.
-            self.policy = policy
-            self.digests.wanted = false
-            return
-        }
-        await self.digests.prepare(wanted: true)
+        // Until the new policy is in force the old one is, and its rules' peers are still hashed meanwhile.
+        await self.digests.prepare(DigestDemand(policy).union(self.digests.demand))
         self.policy = policy
     }
 
