@@ -3,14 +3,17 @@ import UsherProtocol
 /// Providers whose logins need a person at a browser: `login_begin` starts them and, for flows the daemon completes
 /// itself (the device flow), `login_wait` collects the result.
 package protocol InteractiveLoginProviding: IdentityProvider {
-    /// Starts a login of `type` (`authorization_code` or `device_code`).
+    /// Starts a login of `type` (`authorization_code` or `device_code`) for the peer uid `owner`: the login is its,
+    /// and counts against its own quota of logins under way (a uid never evicts another's).
     ///
-    /// - Parameter redirectURI: `authorization_code` only: where the client listens (nil: the configured one).
+    /// - Parameters:
+    ///   - redirectURI: `authorization_code` only: where the client listens (nil: the configured one).
+    ///   - owner: the uid of the peer that began it.
     /// - Throws: `ProviderError`.
-    func beginLogin(type: String, redirectURI: String?) async throws -> StartedLogin
+    func beginLogin(type: String, redirectURI: String?, owner: UInt32) async throws -> StartedLogin
 
-    /// Whether `loginID` names a login this provider started and has not forgotten.
-    func hasLogin(_ loginID: String) -> Bool
+    /// The uid that began `loginID`, when it names a login this provider started and has not forgotten; else nil.
+    func owner(ofLogin loginID: String) -> UInt32?
 
     /// Waits until the login `loginID` completes and hands its session over, once: a second caller gets
     /// `ProviderError.expiredToken`.

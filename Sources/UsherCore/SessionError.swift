@@ -36,6 +36,8 @@ package enum SessionError: Error, Sendable, Equatable {
     case notSupported(String)
     /// Who owns the identity kept changing while a login or link completed (other logins and links raced it).
     case identitiesChanging
-    /// `delete_user` by a peer without the right to delete any user: the session was opened by another uid.
-    case notYours(String)
+    /// A change that decides who a user is (`Ownership`), by a peer whose uid did not open the user's session.
+    case notYours(userID: String, action: String)
+    /// `login_wait` for a login another uid began.
+    case loginNotYours
 }

@@ -2,27 +2,18 @@ import UsherProtocol
 
 /// `delete_user`: the account deleted at its providers, then the user removed from the device.
 extension SessionRegistry {
-    /// Who may delete a user's account: a privileged peer (root, the daemon's uid) any user's; any other peer only a
-    /// user whose session it opened itself (its uid logged the user in or linked the session's identity).
-    package enum DeletionRight: Sendable {
-        case anyUser
-        case sessionsOf(uid: UInt32)
-    }
-
     /// Deletes the user's accounts at the providers of its identities, then removes it from the device, as one
-    /// durable change: the local provider's rows (accounts, password hashes, API keys, refresh grants) go in the same
+    /// durable change (only by a peer that owns the user: `Ownership`): the local provider's rows (accounts, password hashes, API keys, refresh grants) go in the same
     /// transaction as the user and its identities. An identity at a provider that cannot delete it refuses the whole
     /// request (`not_supported`) before anything is deleted. The successor rule applies as for `remove_user`.
     package func deleteUser(
         _ userID: String,
-        right: DeletionRight,
+        ownership: Ownership,
         force: Bool = false
     ) async throws -> UserRemoval {
         try self.requireRunning()
         var user = try self.loggedIn(userID)
-        if case .sessionsOf(let uid) = right, user.sessionUID != uid {
-            throw SessionError.notYours(userID)
-        }
+        try ownership.require(user, to: "delete")
         // Every identity is checked before any is deleted.
         var deleting: [(identity: Identity, provider: any AccountDeleting)] = []
         for identity in user.identities {

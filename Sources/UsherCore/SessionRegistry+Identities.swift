@@ -57,34 +57,50 @@ extension SessionRegistry {
         move: Bool = false,
         force: Bool = false,
         scope: SeatScope = .everywhere,
-        peerUID: UInt32? = nil
+        ownership: Ownership = .everyone
     ) async throws -> UserChange {
         try self.requireRunning()
         let provider = try self.provider(named: name)
         let seat = try self.seat(named: requestedSeat)
         let target = try self.loggedIn(requested, seat: seat)
-        let placement = Placement(seat: seat, move: move, force: force, scope: scope, peerUID: peerUID)
+        // Refused before authenticating, and checked again where the link commits.
+        try ownership.require(target, to: "link identities to")
+        let placement = Placement(seat: seat, move: move, force: force, scope: scope, peerUID: nil)
         // Refused before authenticating (a slow KDF, a round trip); checked again when it commits.
         try scope.require(self.seatsAbout(activating: target.id, placement))
         guard credentials["type"]?.stringValue != CredentialType.anonymous else {
             throw SessionError.invalidLink("cannot add anonymous credentials to an existing user")
         }
         let authentication = try await provider.authenticate(credentials: credentials)
-        return try await self.link(authentication, at: provider, to: target.id, placement: placement)
+        return try await self.link(
+            authentication,
+            at: provider,
+            to: target.id,
+            placement: placement,
+            ownership: ownership
+        )
     }
 
     /// Adds the identity a provider authenticated to `userID` and gives the user the session it opened: the second
     /// half of `link_credentials`, shared with `login_wait` with `link_to`. The session it opened is revoked when the
-    /// link is refused; the user's previous session is revoked once the link is durable.
+    /// link is refused; the user's previous session is revoked once the link is durable. The user must be the peer's
+    /// (`ownership`) when the link commits, and a link never changes who opened the session (`User.sessionUID`).
     func link(
         _ authentication: Authentication,
         at provider: any IdentityProvider,
         to userID: String,
-        placement: Placement
+        placement: Placement,
+        ownership: Ownership
     ) async throws -> UserChange {
         let opened = authentication.session(userID: userID)
         do {
-            var result = try await self.attach(authentication, at: provider, to: userID, placement: placement)
+            var result = try await self.attach(
+                authentication,
+                at: provider,
+                to: userID,
+                placement: placement,
+                ownership: ownership
+            )
             // A token the daemon signs names the user in `sub`: the one just issued named the identity's own id, as the
             // link was not yet recorded. Issued again now that it is.
             if provider is any KeyPublishing, (try? await self.refreshTokens(of: userID)) != nil,
@@ -103,7 +119,8 @@ extension SessionRegistry {
         _ authentication: Authentication,
         at provider: any IdentityProvider,
         to userID: String,
-        placement: Placement
+        placement: Placement,
+        ownership: Ownership
     ) async throws -> UserChange {
         let authentication = try await self.acceptableClaims(authentication, at: provider)
         guard authentication.kind != CredentialType.anonymous else {
@@ -111,7 +128,14 @@ extension SessionRegistry {
         }
         let identity = authentication.identity(at: provider.name)
         return try await self.withIdentityGate(identity) {
-            try await self.attach(identity, authentication, at: provider, to: userID, placement: placement)
+            try await self.attach(
+                identity,
+                authentication,
+                at: provider,
+                to: userID,
+                placement: placement,
+                ownership: ownership
+            )
         }
     }
 
@@ -120,7 +144,8 @@ extension SessionRegistry {
         _ authentication: Authentication,
         at provider: any IdentityProvider,
         to userID: String,
-        placement: Placement
+        placement: Placement,
+        ownership: Ownership
     ) async throws -> UserChange {
         let now = self.clock.now()
         for _ in 0..<Self.identityRounds {
@@ -137,8 +162,11 @@ extension SessionRegistry {
                     try self.admit(activating: userID, placement, admission)
                     guard var user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                     guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
+                    // State may have changed across the suspensions since the first check: another uid's login.
+                    try ownership.require(user, to: "link identities to")
                     draft.revocations += self.revocableSessions(of: user)
-                    user.take(authentication, as: identity, at: now, by: placement.peerUID)
+                    // The session stays the one its owner opened: linking adds a way in, not a new owner.
+                    user.take(authentication, as: identity, at: now, by: user.sessionUID)
                     draft.saved[userID] = user
                     draft.changesGeneration = true
                     if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
@@ -171,6 +199,7 @@ extension SessionRegistry {
         userID: String,
         provider: String,
         subject: String,
+        ownership: Ownership = .everyone,
         force: Bool = false
     ) async throws -> IdentityUnlinking {
         let seatOfUser = { self.state.seats.seat(of: userID).map { [$0] } ?? [] }
@@ -179,6 +208,7 @@ extension SessionRegistry {
             try await self.mutate { draft -> User in
                 try self.admit(admission, changing: seatOfUser())
                 guard var user = self.state[userID] else { throw SessionError.userNotFound(userID) }
+                try ownership.require(user, to: "unlink identities from")
                 let unlinked = Identity(provider: provider, kind: "", subject: subject)
                 guard user.has(unlinked) else {
                     throw SessionError.invalidLink(

@@ -49,31 +49,38 @@ extension SessionRegistry {
 
     // MARK: - API keys
 
-    private func apiKeyProvider(for userID: String?) throws -> (User, any APIKeyManaging) {
+    /// The user a key request is about and its provider, when the user is the peer's (a key logs in as the user for as
+    /// long as it lives: only the owner plants or sees one).
+    private func apiKeyProvider(
+        for userID: String?,
+        _ ownership: Ownership,
+        to action: String
+    ) throws -> (User, any APIKeyManaging) {
         try self.requireRunning()
         let user = try self.loggedIn(userID)
+        try ownership.require(user, to: action)
         guard let provider = self.providers[user.provider] as? any APIKeyManaging, !user.isAnonymous else {
             throw SessionError.unsupported("API keys are not available for user \(user.id)")
         }
         return (user, provider)
     }
 
-    package func createAPIKey(name: String, userID: String?) async throws -> IssuedAPIKey {
-        let (user, provider) = try self.apiKeyProvider(for: userID)
+    package func createAPIKey(name: String, userID: String?, ownership: Ownership) async throws -> IssuedAPIKey {
+        let (user, provider) = try self.apiKeyProvider(for: userID, ownership, to: "create API keys for")
         let (key, createdAt) = try await provider.createAPIKey(subject: user.subject, name: name)
         return IssuedAPIKey(userID: user.id, name: name, key: key, createdAt: createdAt)
     }
 
-    package func listAPIKeys(userID: String?) async throws -> UserAPIKeys {
-        let (user, provider) = try self.apiKeyProvider(for: userID)
+    package func listAPIKeys(userID: String?, ownership: Ownership) async throws -> UserAPIKeys {
+        let (user, provider) = try self.apiKeyProvider(for: userID, ownership, to: "list the API keys of")
         return UserAPIKeys(
             userID: user.id,
             apiKeys: try await provider.listAPIKeys(subject: user.subject)
         )
     }
 
-    package func deleteAPIKey(name: String, userID: String?) async throws -> APIKeyName {
-        let (user, provider) = try self.apiKeyProvider(for: userID)
+    package func deleteAPIKey(name: String, userID: String?, ownership: Ownership) async throws -> APIKeyName {
+        let (user, provider) = try self.apiKeyProvider(for: userID, ownership, to: "delete API keys of")
         guard try await provider.deleteAPIKey(subject: user.subject, name: name) else {
             throw SessionError.apiKeyNotFound(name)
         }

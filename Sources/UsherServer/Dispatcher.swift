@@ -180,6 +180,10 @@ package final class Dispatcher: Sendable {
             params = try head.decodeParams()
         } catch {
             return .answered(LineCodec.encodeError(id: error.id, error.error))
+        let privileged = policy.isPrivileged(context.peer)
+        if handler.owner == .administrator, !privileged {
+            return .answered(self.notAdministrator(method, head, context))
+        }
         }
         let call = MethodHandler.Call(
             id: head.id,
@@ -187,7 +191,8 @@ package final class Dispatcher: Sendable {
             context: context,
             scope: scope,
             permissions: permissions,
-            params: params
+            params: params,
+            ownership: privileged ? .everyone : .uid(context.peer.uid)
         )
         do {
             switch try handler.start(params, call) {
@@ -261,6 +266,18 @@ package final class Dispatcher: Sendable {
                 "release",
                 userID: nil,
                 outcome: "connection_closed",
+    /// The answer to a request only root and usherd's own uid may make (`OwnerRule.administrator`), audited.
+    private func notAdministrator(_ method: Method, _ head: RequestHead, _ context: Context) -> [UInt8] {
+        self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", context)
+        return LineCodec.encodeError(
+            id: head.id,
+            ResponseError(
+                .permissionDenied,
+                "\(method.rawValue) is an administrator's act: only root and usherd's own uid may call it"
+            )
+        )
+    }
+
                 details: ["lease": "\(lease.lease)"],
                 context
             )

@@ -66,10 +66,15 @@ extension ResponseError {
                 self.init(.identityInUse, "this identity belongs to another user; that user is unchanged")
             case .notSupported(let message):
                 self.init(.notSupported, message)
-            case .notYours(let id):
+            case .notYours(let id, let action):
                 self.init(
                     .permissionDenied,
-                    "user \(id)'s session was opened by another uid: only root and usherd's own uid delete other users' accounts"
+                    "user \(id)'s session was opened by another uid: only that uid, root and usherd's own uid may \(action) it"
+                )
+            case .loginNotYours:
+                self.init(
+                    .permissionDenied,
+                    "this login was begun by another uid: only that uid, root and usherd's own uid may wait for it"
                 )
             case .identitiesChanging:
                 self.init(.conflict, "other logins changed who owns this identity meanwhile; try again")

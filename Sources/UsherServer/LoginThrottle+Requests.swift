@@ -59,13 +59,15 @@ extension LoginThrottle {
     /// Runs a `request_password_reset` or `resend_confirmation` under the throttle, so that they cannot flood the
     /// hook: every request that reaches the provider counts as a failure, against the email (a count of its own,
     /// `hook:EMAIL`, apart from the logins of that account, so that asking for mail never locks the account's logins)
-    /// and against the peer uid (the same count as its failed logins).
+    /// and against the peer uid (the same count as its failed logins). The account's owner (the uid that last logged
+    /// in to it) has a hook count of its own, as it has for logins: another uid asking for the owner's mail again and
+    /// again never locks the owner out of its own reset or confirmation mail.
     package func hookRequest<Result>(
         email: String,
         peer: UInt32,
         _ body: () async throws -> Result
     ) async throws -> Result {
-        let ticket = try self.begin(account: "hook:" + email, peer: peer)
+        let ticket = try self.begin(account: "hook:" + email, peer: peer, ownedAs: email)
         do {
             let result = try await body()
             await self.persist(self.finish(ticket, .failed))
@@ -77,9 +79,10 @@ extension LoginThrottle {
         }
     }
 
-    /// Runs a `confirm_user` or `complete_password_reset` under the throttle: a refused token is a failure of the
-    /// peer uid (a token names no account until it is found).
-    package func tokenAttempt<Result>(peer: UInt32, _ body: () async throws -> Result) async throws -> Result {
+    /// Runs a `confirm_user`, `complete_password_reset` or `reset_password` under the throttle: a refused token, or an
+    /// email with no account, is a failure of the peer uid (a token names no account until it is found; an
+    /// administrator's reset is not a login of the account, and must not make the administrator its owner).
+    package func peerAttempt<Result>(peer: UInt32, _ body: () async throws -> Result) async throws -> Result {
         try await self.attempt(account: nil, peer: peer, classify: Self.outcome(of:), body)
     }
 }

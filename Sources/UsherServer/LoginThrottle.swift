@@ -181,17 +181,20 @@ package final class LoginThrottle: Sendable {
 
     /// Admits an attempt, or refuses it with the longer of the account's and the peer's waits. An attempt from the
     /// account's owner is checked against the owner's own count, any other against the others' count.
-    package func begin(account: String?, peer: UInt32) throws(Refusal) -> Ticket {
+    ///
+    /// - Parameter ownedAs: the account whose owner owns this count too (the hook count `hook:EMAIL` is owned by the
+    ///   owner of the logins of EMAIL); nil: `account` itself.
+    package func begin(account: String?, peer: UInt32, ownedAs: String? = nil) throws(Refusal) -> Ticket {
         // Read before the lock (a clock call is not free), and never taken as earlier than an instant another
         // attempt already stored under it: see `State.now`.
         let read = self.now()
         let name = account.map(Self.accountKey)
+        let ownerName = ownedAs.map(Self.accountKey) ?? name
         let (refusal, enabled, account): (Refusal?, Bool, AccountKey?) = self.state.withLock { state in
             let now = state.now(read)
             let settings = state.settings
-            let account = name.map { name in
-                AccountKey(name: name, owner: state.owners.get(name).flatMap { $0 == peer ? peer : nil })
-            }
+            let owner = ownerName.flatMap { state.owners.get($0) }
+            let account = name.map { name in AccountKey(name: name, owner: owner == peer ? peer : nil) }
             guard settings.enabled else { return (nil, false, account) }
             var accountEntry = account.flatMap { state.accounts.take($0) }
             var peerEntry = state.peers.take(peer)

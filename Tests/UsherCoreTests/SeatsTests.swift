@@ -158,11 +158,12 @@ struct SeatsTests {
 /// The scripted provider finishes an interactive login `scripted.EMAIL` as that email's password login (only
 /// `login_wait` is exercised; nothing begins one).
 extension ScriptedProvider: InteractiveLoginProviding {
-    func beginLogin(type: String, redirectURI: String?) async throws -> StartedLogin {
+    func beginLogin(type: String, redirectURI: String?, owner: UInt32) async throws -> StartedLogin {
         throw ProviderError.unsupportedCredentials("the scripted provider starts no interactive login")
     }
 
-    func hasLogin(_ loginID: String) -> Bool { loginID.hasPrefix(self.name + ".") }
+    /// Every scripted login is root's.
+    func owner(ofLogin loginID: String) -> UInt32? { loginID.hasPrefix(self.name + ".") ? 0 : nil }
 
     func finishLogin(_ loginID: String) async throws -> Authentication {
         let email = String(loginID.dropFirst(self.name.count + 1))

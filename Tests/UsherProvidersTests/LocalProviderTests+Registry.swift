@@ -29,9 +29,9 @@ extension LocalProviderTests {
                 provider: nil,
                 credentials: Self.emailPassword("a@example.com", "secret1")
             ).user
-            let created = try await registry.createAPIKey(name: "ci", userID: nil)
+            let created = try await registry.createAPIKey(name: "ci", userID: nil, ownership: .everyone)
             #expect(created.userID == user.id)
-            #expect(try await registry.listAPIKeys(userID: nil).apiKeys.map(\.name) == ["ci"])
+            #expect(try await registry.listAPIKeys(userID: nil, ownership: .everyone).apiKeys.map(\.name) == ["ci"])
             _ = try await registry.logout(userID: nil)
 
             let viaKey = try await registry.login(
@@ -52,9 +52,9 @@ extension LocalProviderTests {
                 try await provider.refresh(Self.session(user.id, before))
             }
 
-            _ = try await registry.deleteAPIKey(name: "ci", userID: nil)
+            _ = try await registry.deleteAPIKey(name: "ci", userID: nil, ownership: .everyone)
             await #expect(throws: SessionError.apiKeyNotFound("ci")) {
-                try await registry.deleteAPIKey(name: "ci", userID: nil)
+                try await registry.deleteAPIKey(name: "ci", userID: nil, ownership: .everyone)
             }
             _ = try await registry.logout(userID: nil)
             await #expect(throws: ProviderError.invalidCredentials("unknown or deleted API key")) {

@@ -22,7 +22,11 @@ extension OIDCProviderTests {
 
             /// Starts a login and plays the provider's part: returns the credentials the client would send.
             func begin(redirectURI: String? = nil) async throws -> (StartedLogin, [String: JSONValue]) {
-                let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: redirectURI)
+                let begun = try await provider.beginLogin(
+                    type: "authorization_code",
+                    redirectURI: redirectURI,
+                    owner: 1000
+                )
                 let authorizeURL = try #require(begun.authorizeURL)
                 let url = try #require(URLComponents(string: authorizeURL))
                 let query = Dictionary(uniqueKeysWithValues: (url.queryItems ?? []).map { ($0.name, $0.value ?? "") })
@@ -113,7 +117,8 @@ extension OIDCProviderTests {
             // A client that listens first passes its redirect: same host and path, any port when configured 0.
             let explicit = try await provider.beginLogin(
                 type: "authorization_code",
-                redirectURI: "http://127.0.0.1:5555/callback"
+                redirectURI: "http://127.0.0.1:5555/callback",
+                owner: 1000
             )
             #expect(explicit.redirectURI == "http://127.0.0.1:5555/callback")
             for bad in [
@@ -121,7 +126,7 @@ extension OIDCProviderTests {
             ] {
                 guard
                     case .invalidParams? = await Self.providerError({
-                        try await provider.beginLogin(type: "authorization_code", redirectURI: bad)
+                        try await provider.beginLogin(type: "authorization_code", redirectURI: bad, owner: 1000)
                     })
                 else {
                     Issue.record("\(bad) must be refused")
@@ -148,7 +153,7 @@ extension OIDCProviderTests {
         let (name, changes, otherKey, fragment) = testCase.value
         try await OIDCFixture.with { fixture in
             let provider = fixture.provider(clientSecret: nil)
-            let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: nil)
+            let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: nil, owner: 1000)
             let query = URLComponents(string: try #require(begun.authorizeURL))?.queryItems ?? []
             let nonce = try #require(query.first { $0.name == "nonce" }?.value)
             let token: String

@@ -36,15 +36,15 @@ extension OIDCProviderTests {
             }
             fixture.server.handle("/userinfo") { _ in Self.userinfo() }
             let provider = fixture.provider(clientSecret: nil)
-            let begun = try await provider.beginLogin(type: "device_code", redirectURI: nil)
+            let begun = try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000)
             let loginID = try #require(begun.loginID)
             #expect(loginID.hasPrefix("corp."))
             #expect(begun.userCode == "ABCD-EFGH")
             #expect(begun.verificationURI == "https://id.example.com/device")
             #expect(begun.verificationURIComplete == "https://id.example.com/device?code=ABCD-EFGH")
             #expect(begun.expiresAt == clock.now().adding(milliseconds: 600_000))
-            #expect(provider.hasLogin(loginID))
-            #expect(!provider.hasLogin("corp.unknown"))
+            #expect(provider.owner(ofLogin: loginID) == 1000)
+            #expect(provider.owner(ofLogin: "corp.unknown") == nil)
 
             try await withThrowingTaskGroup(of: Authentication.self) { group in
                 group.addTask { try await provider.finishLogin(loginID) }
@@ -104,7 +104,9 @@ extension OIDCProviderTests {
             }
             fixture.server.handle("/token") { _ in reply }
             let provider = fixture.provider(clientSecret: nil)
-            let loginID = try #require(try await provider.beginLogin(type: "device_code", redirectURI: nil).loginID)
+            let loginID = try #require(
+                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+            )
             try await eventually { clock.sleeperCount == 1 }
             clock.advance(bySeconds: 5)  // the default interval
             let error = await Self.providerError { try await provider.finishLogin(loginID) }
@@ -125,7 +127,9 @@ extension OIDCProviderTests {
             }
             fixture.server.handle("/token") { _ in .json(400, #"{"error":"authorization_pending"}"#) }
             let provider = fixture.provider(clientSecret: nil)
-            let expiring = try #require(try await provider.beginLogin(type: "device_code", redirectURI: nil).loginID)
+            let expiring = try #require(
+                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+            )
             for _ in 0..<4 {
                 try await eventually { clock.sleeperCount == 1 }
                 clock.advance(bySeconds: 1)
@@ -145,7 +149,9 @@ extension OIDCProviderTests {
             fixture.server.handle("/token") { _ in OIDCFixture.tokens(refresh: "uncollected-refresh") }
             fixture.server.handle("/userinfo") { _ in Self.userinfo() }
             fixture.server.handle("/revoke") { _ in .json(200, "") }
-            let abandoned = try #require(try await provider.beginLogin(type: "device_code", redirectURI: nil).loginID)
+            let abandoned = try #require(
+                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+            )
             try await eventually { clock.sleeperCount == 2 }  // the expired login's grace period, and this poll
             clock.advance(bySeconds: 1)
             try await eventually { !fixture.server.requests(to: "/userinfo").isEmpty }
@@ -153,8 +159,8 @@ extension OIDCProviderTests {
             clock.advance(bySeconds: 600)
             try await eventually { !fixture.server.requests(to: "/revoke").isEmpty }
             #expect(fixture.server.requests(to: "/revoke").first?.form["token"] == "uncollected-refresh")
-            #expect(!provider.hasLogin(abandoned))
-            #expect(!provider.hasLogin(expiring))
+            #expect(provider.owner(ofLogin: abandoned) == nil)
+            #expect(provider.owner(ofLogin: expiring) == nil)
         }
     }
 

@@ -14,16 +14,16 @@ import Foundation
 extension OIDCProvider {
     // MARK: Authorization code (RFC 6749 §4.1, PKCE RFC 7636, native apps RFC 8252)
 
-    package func beginLogin(type: String, redirectURI: String?) async throws -> StartedLogin {
+    package func beginLogin(type: String, redirectURI: String?, owner: UInt32) async throws -> StartedLogin {
         switch type {
-        case Kind.authorizationCode: return try await self.beginAuthorization(redirectURI: redirectURI)
-        case Kind.deviceCode: return try await self.beginDeviceLogin()
+        case Kind.authorizationCode: return try await self.beginAuthorization(redirectURI: redirectURI, owner: owner)
+        case Kind.deviceCode: return try await self.beginDeviceLogin(owner: owner)
         default:
             throw ProviderError.invalidParams("login_begin supports authorization_code and device_code")
         }
     }
 
-    func beginAuthorization(redirectURI requested: String?) async throws -> StartedLogin {
+    func beginAuthorization(redirectURI requested: String?, owner: UInt32) async throws -> StartedLogin {
         let discovered = try await self.requireSupport(of: Kind.authorizationCode)
         guard let endpoint = discovered.metadata.authorizationEndpoint,
             let configured = LoopbackRedirect(self.configuration.redirectURI)
@@ -51,14 +51,21 @@ extension OIDCProvider {
         let challenge = SecureRandom.sha256(verifier)
         let now = self.clock.now()
         let expiresAt = now.adding(milliseconds: Self.authorizationLifetimeMilliseconds)
-        self.state.withLock { stateValue in
+        try self.state.withLock { stateValue throws(ProviderError) in
             stateValue.authorizations = stateValue.authorizations.filter { $0.value.expiresAt > now }
-            if stateValue.authorizations.count >= Self.maximumPendingAuthorizations,
-                let oldest = stateValue.authorizations.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key
+            // A uid at its quota makes way with its own oldest login, never another uid's; a full table that holds
+            // none of this uid's refuses it.
+            let own = stateValue.authorizations.filter { $0.value.owner == owner }
+            if own.count >= Self.maximumPendingAuthorizationsPerUID
+                || stateValue.authorizations.count >= Self.maximumPendingAuthorizations
             {
+                guard let oldest = own.min(by: { $0.value.expiresAt < $1.value.expiresAt })?.key else {
+                    throw ProviderError.unavailable("too many browser logins are under way; try again later")
+                }
                 stateValue.authorizations[oldest] = nil
             }
             stateValue.authorizations[state] = PendingAuthorization(
+                owner: owner,
                 nonce: nonce,
                 codeChallenge: challenge,
                 redirectURI: redirect.uri,

@@ -13,14 +13,12 @@ import Foundation
 extension OIDCProvider {
     // MARK: Device flow (RFC 8628)
 
-    func beginDeviceLogin() async throws -> StartedLogin {
+    func beginDeviceLogin(owner: UInt32) async throws -> StartedLogin {
         let discovered = try await self.requireSupport(of: Kind.deviceCode)
         guard let endpoint = discovered.metadata.deviceAuthorizationEndpoint else {
             throw ProviderError.unsupportedCredentials("provider \(self.name) has no device flow")
         }
-        guard self.state.withLock({ $0.deviceLogins.count }) < Self.maximumDeviceLogins else {
-            throw ProviderError.unavailable("too many device logins are under way at \(self.name); try again later")
-        }
+        try self.state.withLock { state throws(ProviderError) in try Self.admitDeviceLogin(of: owner, state) }
         let (form, headers) = self.authenticatedForm([("scope", self.scope)])
         let object: [String: JSONValue]
         do throws(OIDCFailure) {
@@ -43,11 +41,18 @@ extension OIDCProvider {
         let interval = max(1, object["interval"].flatMap(Self.integer) ?? 5)
         let expiresAt = now.adding(milliseconds: max(1, expiresIn) * 1000)
         let loginID = "\(self.name).\(SecureRandom.token(byteCount: 16))"
-        self.state.withLock { $0.deviceLogins[loginID] = DeviceLogin(expiresAt: expiresAt) }
+        // Checked again: other logins of this uid may have started during the round trip.
+        try self.state.withLock { state throws(ProviderError) in
+            try Self.admitDeviceLogin(of: owner, state)
+            state.deviceLogins[loginID] = DeviceLogin(owner: owner, expiresAt: expiresAt)
+        }
         self.background.submit { [self] in
             await self.pollDeviceLogin(loginID, deviceCode: deviceCode, interval: interval, expiresAt: expiresAt)
         }
-        self.logger.info("device login started", metadata: ["login.id": "\(loginID)"])
+        self.logger.info(
+            "device login started",
+            metadata: ["login.id": "\(Self.loggable(loginID))", "peer.uid": "\(owner)"]
+        )
         return StartedLogin(
             type: Kind.deviceCode,
             provider: self.name,
@@ -58,6 +63,27 @@ extension OIDCProvider {
             userCode: userCode,
             expiresAt: expiresAt
         )
+    }
+
+    /// Refuses a device login when its uid has `maximumDeviceLoginsPerUID` under way already, or the provider has
+    /// `maximumDeviceLogins`: each uid has its own share, so one uid cannot take every slot.
+    static func admitDeviceLogin(of owner: UInt32, _ state: State) throws(ProviderError) {
+        if state.deviceLogins.values.lazy.filter({ $0.owner == owner }).count >= Self.maximumDeviceLoginsPerUID {
+            throw ProviderError.unavailable(
+                "this uid has \(Self.maximumDeviceLoginsPerUID) device logins under way already; finish or let one "
+                    + "expire first"
+            )
+        }
+        guard state.deviceLogins.count < Self.maximumDeviceLogins else {
+            throw ProviderError.unavailable("too many device logins are under way; try again later")
+        }
+    }
+
+    /// A login id as the log shows it: never whole (whoever holds the id could wait for the login, were it not bound
+    /// to its uid), enough of it to tell records of one login apart from another's.
+    static func loggable(_ loginID: String) -> String {
+        guard let dot = loginID.firstIndex(of: ".") else { return "…" }
+        return String(loginID[...dot]) + String(loginID[loginID.index(after: dot)...].prefix(4)) + "…"
     }
 
     static func integer(_ value: JSONValue) -> Int64? {
@@ -110,7 +136,7 @@ extension OIDCProvider {
                     // The provider may come back before the code expires: keep polling.
                     self.logger.notice(
                         "device login poll failed; retrying",
-                        metadata: ["login.id": "\(loginID)", "error": "\(message)"]
+                        metadata: ["login.id": "\(Self.loggable(loginID))", "error": "\(message)"]
                     )
                     continue
                 default:
@@ -128,7 +154,7 @@ extension OIDCProvider {
         }
         self.logger.info(
             "device login finished",
-            metadata: ["login.id": "\(loginID)", "outcome": "\(Self.describe(outcome))"]
+            metadata: ["login.id": "\(Self.loggable(loginID))", "outcome": "\(Self.describe(outcome))"]
         )
         let (first, others) = self.state.withLock { state in
             guard var login = state.deviceLogins[loginID] else {
@@ -177,8 +203,8 @@ extension OIDCProvider {
         }
     }
 
-    package func hasLogin(_ loginID: String) -> Bool {
-        self.state.withLock { $0.deviceLogins[loginID] != nil }
+    package func owner(ofLogin loginID: String) -> UInt32? {
+        self.state.withLock { $0.deviceLogins[loginID]?.owner }
     }
 
     package func finishLogin(_ loginID: String) async throws -> Authentication {

@@ -48,8 +48,12 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
     /// How long a started authorization code login may take, and how many may be under way at once.
     static let authorizationLifetimeMilliseconds: Int64 = 10 * 60_000
     static let maximumPendingAuthorizations = 256
+    /// How many of those one uid may have: its own oldest makes way for its next (never another uid's).
+    static let maximumPendingAuthorizationsPerUID = 32
     /// How many device logins may be under way at once, and how long a finished one waits for `login_wait`.
     static let maximumDeviceLogins = 64
+    /// How many of those one uid may have (a uid with that many is refused until one ends).
+    static let maximumDeviceLoginsPerUID = 8
     static let deviceResultLifetimeMilliseconds: Int64 = 10 * 60_000
 
     /// The provider data of a client-credentials session: it is renewed with a new client credentials grant.
@@ -72,6 +76,8 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
 
     /// An authorization code login started by `login_begin`, waiting for its code.
     struct PendingAuthorization {
+        /// The uid that began it: its quota is the one this login counts against.
+        var owner: UInt32
         var nonce: String
         var codeChallenge: [UInt8]
         var redirectURI: String
@@ -80,6 +86,8 @@ package final class OIDCProvider: IdentityProvider, InteractiveLoginProviding, S
 
     /// A device login: polled by a background job until it completes, then kept until `login_wait` collects it.
     struct DeviceLogin {
+        /// The uid that began it: only it (or root, or usherd's uid) may wait for it.
+        var owner: UInt32
         var expiresAt: Timestamp
         var outcome: Result<Authentication, ProviderError>?
         var claimed = false

@@ -9,7 +9,7 @@ extension MethodHandler {
         reach: .nothing,
         audited: true
     ) { request, call in
-        let result = try await call.dispatcher.throttle.tokenAttempt(peer: call.context.peer.uid) {
+        let result = try await call.dispatcher.throttle.peerAttempt(peer: call.context.peer.uid) {
             try await call.registry.confirmUser(provider: request.provider, token: request.token)
         }
         return .result(ConfirmUserRequest.Result(result), call)

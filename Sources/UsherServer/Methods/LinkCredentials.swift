@@ -2,12 +2,14 @@ import UsherProtocol
 
 extension MethodHandler {
     /// `link_credentials`: adds the identity of credentials to a logged-in user. It authenticates as a login does, so it
-    /// needs what a login needs and is throttled like one.
+    /// needs what a login needs and is throttled like one; and, as adding a way to log in as the user is as strong as
+    /// being it, the user must be the peer's (`OwnerRule.user`).
     static let linkCredentials = MethodHandler(
         LinkCredentialsRequest.self,
         permission: .manage,
         reach: .seats,
-        audited: true
+        audited: true,
+        owner: .user
     ) { request, call in
         let result = try await call.dispatcher.throttle.login(
             credentials: request.credentials,
@@ -21,7 +23,7 @@ extension MethodHandler {
                 move: request.move,
                 force: request.force,
                 scope: call.scope,
-                peerUID: call.context.peer.uid
+                ownership: call.ownership
             )
         }
         return .result(UserResult(result), call, userID: result.user.id, forced: request.force)

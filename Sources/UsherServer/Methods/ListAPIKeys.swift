@@ -1,10 +1,11 @@
 import UsherProtocol
 
 extension MethodHandler {
-    /// `list_api_keys`: the names and dates of a local account's API keys (never the keys).
-    static let listAPIKeys = MethodHandler(ListAPIKeysRequest.self, permission: .manage, reach: .device) {
+    /// `list_api_keys`: the names and dates of a local account's API keys (never the keys), to the user's owner.
+    static let listAPIKeys = MethodHandler(ListAPIKeysRequest.self, permission: .manage, reach: .device, owner: .user) {
         request,
         call in
-        .result(ListAPIKeysRequest.Result(try await call.registry.listAPIKeys(userID: request.userID)), call)
+        let keys = try await call.registry.listAPIKeys(userID: request.userID, ownership: call.ownership)
+        return .result(ListAPIKeysRequest.Result(keys), call)
     }
 }

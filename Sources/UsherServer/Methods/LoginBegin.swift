@@ -8,7 +8,8 @@ extension MethodHandler {
         let result = try await call.registry.loginBegin(
             provider: request.provider,
             type: request.type ?? LoginBeginRequest.authorizationCode,
-            redirectURI: request.redirectURI
+            redirectURI: request.redirectURI,
+            owner: call.context.peer.uid
         )
         return .result(LoginBeginRequest.Result(result), call)
     }

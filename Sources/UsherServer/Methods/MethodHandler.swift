@@ -17,6 +17,9 @@ package struct MethodHandler: Sendable {
     package let reach: SeatReach
     /// Whether every call leaves an audit record (refused requests always do).
     package let isAudited: Bool
+    /// Whose user (or login in progress) the peer must own besides holding `permission`: docs/protocol.md, "Whose
+    /// user", lists it per method, and a test checks that table against these declarations.
+    package let owner: OwnerRule
     /// Decodes the parameters into the typed request and starts answering it.
     let start: @Sendable (_ params: Params, _ call: Call) throws -> Start
 
@@ -31,6 +34,8 @@ package struct MethodHandler: Sendable {
         package var permissions: Set<Permission>
         /// The request's parameters as decoded (for the audit record of a failure).
         package var params: Params
+        /// Whose users and logins the peer owns (`OwnerRule`): everyone's for root and usherd's uid, else its own.
+        package var ownership: Ownership
 
         /// The registry, for the asynchronous answers.
         var registry: SessionRegistry { self.dispatcher.registry }
@@ -115,10 +120,13 @@ package struct MethodHandler: Sendable {
         permission: Permission?,
         reach: SeatReach,
         audited: Bool = false,
+        owner: OwnerRule = .none,
         read: (@Sendable (Request, Call) throws -> [UInt8]?)? = nil,
         answer: @escaping @Sendable (Request, Call) async throws -> Answer
     ) {
-        self.init(method: Request.method, permission: permission, reach: reach, isAudited: audited) { params, call in
+        self.init(method: Request.method, permission: permission, reach: reach, isAudited: audited, owner: owner) {
+            params,
+            call in
             let request = try Request(params: params)
             if let read, let bytes = try read(request, call) { return .answered(bytes) }
             return .pending { try await answer(request, call) }
@@ -132,7 +140,9 @@ package struct MethodHandler: Sendable {
         reach: SeatReach,
         _ answer: @escaping @Sendable (Request, Call) throws -> [UInt8]
     ) -> MethodHandler {
-        MethodHandler(method: Request.method, permission: permission, reach: reach, isAudited: false) { params, call in
+        MethodHandler(method: Request.method, permission: permission, reach: reach, isAudited: false, owner: .none) {
+            params,
+            call in
             .answered(try answer(try Request(params: params), call))
         }
     }
@@ -142,12 +152,14 @@ package struct MethodHandler: Sendable {
         permission: Permission?,
         reach: SeatReach,
         isAudited: Bool,
+        owner: OwnerRule,
         start: @escaping @Sendable (Params, Call) throws -> Start
     ) {
         self.method = method
         self.permission = permission
         self.reach = reach
         self.isAudited = isAudited
+        self.owner = owner
         self.start = start
     }
 }

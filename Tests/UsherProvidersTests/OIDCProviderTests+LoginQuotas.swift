@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import UsherCore
+import UsherProtocol
+import UsherTestSupport
+
+@testable import UsherProviders
+
+/// Logins in progress belong to the uid that began them and count against its own quota (issue 36, items 6 and 7):
+/// one uid cannot evict another's browser login, nor take every device-login slot.
+extension OIDCProviderTests {
+    static let redirect = "http://127.0.0.1:5555/callback"
+
+    /// The credentials that complete `begun`, with the token endpoint answering for its nonce.
+    static func completion(
+        of begun: StartedLogin,
+        _ fixture: OIDCFixture,
+        _ issued: Locked<[String: String]>
+    ) throws -> [String: JSONValue] {
+        let authorizeURL = try #require(begun.authorizeURL)
+        let url = try #require(URLComponents(string: authorizeURL))
+        let nonce = try #require(url.queryItems?.first { $0.name == "nonce" }?.value)
+        let code = "code-\(UUID().uuidString)"
+        issued.withLock { $0[code] = nonce }
+        let verifier = try #require(begun.codeVerifier)
+        let redirectURI = try #require(begun.redirectURI)
+        let state = try #require(begun.state)
+        return [
+            "type": "authorization_code", "code": .string(code), "code_verifier": .string(verifier),
+            "redirect_uri": .string(redirectURI), "state": .string(state),
+        ]
+    }
+
+    @Test func aUidEvictsOnlyItsOwnBrowserLogins() async throws {
+        try await OIDCFixture.with { fixture in
+            let provider = fixture.provider(clientSecret: nil)
+            let issued = Locked<[String: String]>([:])
+            fixture.server.handle("/token") { request in
+                guard let nonce = issued.withLock({ $0[request.form["code"] ?? ""] }),
+                    let idToken = try? fixture.idToken(nonce: nonce)
+                else { return .json(400, #"{"error":"invalid_grant"}"#) }
+                return OIDCFixture.tokens(idToken: idToken)
+            }
+            fixture.server.handle("/userinfo") { _ in Self.userinfo() }
+            func begin(_ uid: UInt32) async throws -> StartedLogin {
+                try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: uid)
+            }
+
+            let victims = try await begin(2000)
+            // Uid 1000 begins far more than its share: every one is accepted, its own oldest making way.
+            var own: [StartedLogin] = []
+            for _ in 0..<(OIDCProvider.maximumPendingAuthorizations + 10) { own.append(try await begin(1000)) }
+            let evicted = try Self.completion(of: own[0], fixture, issued)
+            #expect(await Self.providerError { try await provider.authenticate(credentials: evicted) } != nil)
+            let kept = try Self.completion(of: own[own.count - 1], fixture, issued)
+            #expect(await Self.providerError { try await provider.authenticate(credentials: kept) } == nil)
+            // The other uid's login is still there.
+            let theirs = try Self.completion(of: victims, fixture, issued)
+            #expect(await Self.providerError { try await provider.authenticate(credentials: theirs) } == nil)
+        }
+    }
+
+    @Test func aFullTableRefusesAUidWithNoBrowserLoginOfItsOwn() async throws {
+        try await OIDCFixture.with { fixture in
+            let provider = fixture.provider(clientSecret: nil)
+            let uids = OIDCProvider.maximumPendingAuthorizations / OIDCProvider.maximumPendingAuthorizationsPerUID
+            for uid in 0..<uids {
+                for _ in 0..<OIDCProvider.maximumPendingAuthorizationsPerUID {
+                    _ = try await provider.beginLogin(
+                        type: "authorization_code",
+                        redirectURI: Self.redirect,
+                        owner: UInt32(3000 + uid)
+                    )
+                }
+            }
+            let refused = await Self.providerError {
+                try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: 4000)
+            }
+            guard case .unavailable? = refused else {
+                Issue.record("a uid with no login in a full table: \(String(describing: refused))")
+                return
+            }
+            // A uid with logins in the table makes way with its own oldest.
+            _ = try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: 3000)
+        }
+    }
+
+    @Test func aUidHasItsOwnShareOfDeviceLogins() async throws {
+        let clock = ManualClock(now: Timestamp.now())
+        try await OIDCFixture.with(clock: clock) { fixture in
+            fixture.server.handle("/device") { _ in
+                .json(
+                    200,
+                    #"{"device_code":"d","user_code":"U","verification_uri":"https://x.example/d","expires_in":600}"#
+                )
+            }
+            fixture.server.handle("/token") { _ in .json(400, #"{"error":"authorization_pending"}"#) }
+            let provider = fixture.provider(clientSecret: nil)
+            var mine: [String] = []
+            for _ in 0..<OIDCProvider.maximumDeviceLoginsPerUID {
+                mine.append(
+                    try #require(
+                        try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+                    )
+                )
+            }
+            let refused = await Self.providerError {
+                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000)
+            }
+            guard case .unavailable(let message)? = refused else {
+                Issue.record("a ninth device login of one uid: \(String(describing: refused))")
+                return
+            }
+            #expect(message.contains("this uid"))
+            // Another uid still begins one, and each login is its beginner's.
+            let theirs = try #require(
+                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1001).loginID
+            )
+            #expect(provider.owner(ofLogin: theirs) == 1001)
+            #expect(mine.allSatisfy { provider.owner(ofLogin: $0) == 1000 })
+            #expect(OIDCProvider.loggable(theirs).hasPrefix("corp."))
+            #expect(!OIDCProvider.loggable(theirs).contains(String(theirs.dropFirst("corp.".count))))
+        }
+    }
+}
