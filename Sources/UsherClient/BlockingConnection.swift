@@ -39,6 +39,18 @@ public final class BlockingConnection {
     ) throws(UsherClientError) {
         self.location = location
         self.maximumLineLength = maximumLineLength
+        let descriptor = try Self.connectedDescriptor(to: location)
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(self.descriptor)
+    }
+
+    /// A socket connected to `location`, blocking, close-on-exec: a program that runs another one keeps its
+    /// connection to itself, and usherd identifies a program only through a connection it holds close-on-exec
+    /// (docs/least-privilege.md). `UsherClient` connects through this too, then hands the socket to NIO.
+    static func connectedDescriptor(to location: SocketLocation) throws(UsherClientError) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let path = Array(location.path.utf8)
@@ -59,11 +71,7 @@ public final class BlockingConnection {
             close(descriptor)
             throw .cannotConnect(location, ConnectFailure(errno: code))
         }
-        self.descriptor = descriptor
-    }
-
-    deinit {
-        close(self.descriptor)
+        return descriptor
     }
 
     /// Sends a typed request and waits for its decoded result.

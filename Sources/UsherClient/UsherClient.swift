@@ -95,9 +95,22 @@ public final class UsherClient: Sendable {
         _ body: (UsherClient) async throws -> sending Result
     ) async throws -> sending Result {
         let channel: NIOAsyncChannel<LineFrame, [UInt8]>
+        // Connected here, close-on-exec (NIO's own sockets are not): a program that runs another keeps its connection
+        // to itself, and usherd identifies programs only through connections they hold close-on-exec. Connecting a
+        // Unix socket does not wait for the daemon unless its backlog is full; on the thread pool all the same.
+        let descriptor: Int32
+        do {
+            descriptor = try await NIOThreadPool.singleton.runIfActive {
+                try BlockingConnection.connectedDescriptor(to: location)
+            }
+        } catch let error as UsherClientError {
+            throw error
+        } catch {
+            throw UsherClientError.cannotConnect(location, ConnectFailure(error))
+        }
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: location.path) { channel in
+                .withConnectedSocket(descriptor) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
                             ByteToMessageHandler(LineFrameDecoder(maximumLineLength: maximumLineLength))
