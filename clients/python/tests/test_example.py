@@ -84,6 +84,37 @@ def test_the_walk_through_example(daemon: Daemon, installed_python: Path) -> Non
         assert [user.id for user in client.list_users()] == [guest, ann]
 
 
+def documented_block(page: Path, name: str) -> str:
+    """The fenced block that follows ``<!-- example: NAME -->`` on a page."""
+    text = page.read_text()
+    marker = f"<!-- example: {name} -->\n```"
+    assert marker in text, f"{page.name} has no block {name}"
+    return text.split(marker, 1)[1].split("\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_virtual_environment_of_the_docs(daemon: Daemon, tmp_path: Path) -> None:
+    # Debian 12 refuses pip install into the system Python (PEP 668): docs/python.md shows a virtual environment.
+    # Its commands run as written, in the checkout, with a HOME of the test's own (the environment goes to ~/.venvs)
+    # and no package index (the package needs none).
+    commands = documented_block(REPOSITORY / "docs" / "python.md", "python-venv.sh")
+    assert "python3 -m venv ~/.venvs/usher" in commands
+    environment = dict(os.environ, HOME=str(tmp_path), USHER_SOCKET=daemon.socket, PIP_NO_INDEX="1")
+    environment.pop("PYTHONPATH", None)
+    environment.pop("VIRTUAL_ENV", None)
+    result = subprocess.run(
+        ["/bin/sh", "-e", "-c", commands],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=HANG_GUARD * 3,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("after the lease: ann@example.com is active"), result.stdout
+    installed = list((tmp_path / ".venvs" / "usher" / "lib").glob("python3*/site-packages/usher/__init__.py"))
+    assert installed, "the package is not in the virtual environment"
+
+
 def test_the_kiosk_example_of_the_readme(daemon: Daemon, installed_python: Path, tmp_path: Path) -> None:
     readme = (PACKAGE / "README.md").read_text()
     code = readme.split("## The five lines a kiosk needs", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
