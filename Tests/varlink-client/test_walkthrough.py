@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,12 +19,26 @@ EXAMPLE = REPOSITORY / "varlink" / "examples" / "walkthrough.py"
 
 
 def run_example(daemon: Any) -> str:
-    environment = dict(os.environ, USHER_VARLINK=address(daemon))
+    # As a reader runs it: USHER_SOCKET names the daemon's main socket (as make run prints it), and the example finds
+    # the Varlink socket next to it.
+    environment = dict(os.environ, USHER_SOCKET=daemon.socket)
     result = subprocess.run(
         [sys.executable, str(EXAMPLE)], capture_output=True, text=True, env=environment, timeout=HANG_GUARD
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def test_the_python_walk_through_without_a_daemon_says_so_in_one_line(tmp_path: Path) -> None:
+    socket_path = tmp_path / "usher.sock"
+    environment = dict(os.environ, USHER_SOCKET=str(socket_path))
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, env=environment, timeout=HANG_GUARD
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"unix:{tmp_path}/io.usher.Session" in result.stderr and "No such file or directory" in result.stderr
 
 
 def test_the_python_walk_through(daemon: Any) -> None:

@@ -2,18 +2,38 @@
 """The walk-through of docs/varlink.md with the varlink package from PyPI, which knows nothing of usher: log in, list
 users, switch, see the switch as an event, take a token with min_valid, hold a lease.
 
-It needs the manage and token permissions on the daemon at USHER_VARLINK (default: the system daemon's Varlink
-socket), and can run again on the same daemon: the account it registers is reused.
+It finds the daemon as usher does, and takes the Varlink socket next to its main socket: io.usher.Session in the
+directory of $USHER_SOCKET (as make run prints it); else, for users other than root, in $XDG_RUNTIME_DIR/usher when a
+per-user daemon's usher.sock is there; else the system daemon's /run/usher/io.usher.Session. It needs the manage and
+token permissions there, and can run again on the same daemon: the account it registers is reused.
 """
 
 import os
+import sys
 
 import varlink
 
-ADDRESS = os.environ.get("USHER_VARLINK", "unix:/run/usher/io.usher.Session")
 EMAIL, PASSWORD = "ann@example.com", "correct horse"
 
-with varlink.Client(address=ADDRESS) as client, client.open("io.usher.Session") as usher:
+
+def main_socket() -> str:
+    """usherd's main socket, found as usher finds it."""
+    if os.environ.get("USHER_SOCKET"):
+        return os.environ["USHER_SOCKET"]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.getuid() != 0 and os.path.exists(os.path.join(runtime, "usher", "usher.sock")):
+        return os.path.join(runtime, "usher", "usher.sock")
+    return "/run/usher/usher.sock"
+
+
+ADDRESS = "unix:" + os.path.join(os.path.dirname(main_socket()), "io.usher.Session")
+try:
+    client = varlink.Client(address=ADDRESS)
+    usher = client.open("io.usher.Session")
+except OSError as error:
+    sys.exit(f"usherd does not answer at {ADDRESS}: {error.strerror or error} (is it running? is USHER_SOCKET set?)")
+
+with client, usher:
     # Log in: an anonymous user, then an email/password account (the last login is the active user).
     guest = usher.Login(credentials={"type": "anonymous"})["user"]
     try:
