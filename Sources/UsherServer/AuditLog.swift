@@ -42,7 +42,8 @@ package final class AuditLog: Sendable {
 
     /// Details that tell records apart, where every other detail is written with the first record and not compared:
     /// two tokens narrowed for different audiences or scopes are two tokens, even when they expire together.
-    package static let distinguishingDetails = ["token.audience", "token.scopes"]
+    /// (`client_gone`: a call whose client had left is not folded into the same call answered.)
+    package static let distinguishingDetails = ["token.audience", "token.scopes", "client_gone"]
 
     /// A record being counted.
     fileprivate struct Entry {
@@ -314,7 +315,8 @@ extension AuditLog: Service {
 }
 
 extension Dispatcher {
-    /// One audit record for a call (see `AuditLog`).
+    /// One audit record for a call (see `AuditLog`). A call whose connection had closed by then (it was carried out
+    /// all the same, and its answer dropped: `ClientPresence`) says so with `client_gone=true`.
     func audit(
         _ action: String,
         userID: String?,
@@ -325,6 +327,8 @@ extension Dispatcher {
         details: Logger.Metadata = [:],
         _ context: Context
     ) {
+        var details = details
+        if context.presence.isGone { details["client_gone"] = "true" }
         self.auditLog.record(
             action: action,
             userID: userID,

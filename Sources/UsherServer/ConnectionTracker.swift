@@ -1,9 +1,15 @@
 import NIOCore
 import Synchronization
 
-/// The live connections: admission against `[limits]`, the count for `status`, and closing them at shutdown.
+/// The live connections: admission against `[limits]`, the count for `status`, and closing them at shutdown; and the
+/// requests that outlive their connection.
 ///
 /// Admission and release happen under one lock, so the limits hold exactly however many connections arrive at once.
+///
+/// A connection's task for requests that need the registry goes on after the connection closes, until every request
+/// read in full is carried out (`RequestHandler`, `ClientPresence`). Until it ends, the connection still counts towards
+/// its uid's `max_connections_per_uid` (though no longer towards `status`'s count), so a peer cannot pile up work by
+/// closing connections with requests in them; and a stopping server waits for it (`allClosed`).
 package final class ConnectionTracker: Sendable {
     /// Whether a new connection may be served, and if not, what to tell it.
     enum Admission: Equatable {
@@ -13,12 +19,24 @@ package final class ConnectionTracker: Sendable {
 
     private struct Entry {
         var channel: any Channel
+        var connectionID: UInt64
         var uid: UInt32
         var privileged: Bool
     }
 
+    /// A connection's request task (`RequestHandler`).
+    private struct Work {
+        var task: Task<Void, Never>
+        var uid: UInt32
+        var privileged: Bool
+        /// Its connection has closed: the uid's slot is given back when the task ends.
+        var holdsSlot = false
+    }
+
     private struct State {
         var connections: [ObjectIdentifier: Entry] = [:]
+        /// Request tasks by connection id, until they end.
+        var work: [UInt64: Work] = [:]
         /// Connections per uid, for the uids other than root and the daemon's own.
         var perUID: [UInt32: Int] = [:]
         /// Per uid: when a refusal was last logged, and how many were refused since without a log line.
@@ -54,7 +72,13 @@ package final class ConnectionTracker: Sendable {
     /// Everyone shares `maximumConnections`; each uid may hold at most `maximumConnectionsPerUID` of them; root and
     /// the daemon's own uid (`privileged`) are exempt from the per-uid limit and may use `reservedConnections` more
     /// than the shared limit, so a crowd of other users can never lock the administrator out.
-    func admit(_ channel: any Channel, uid: UInt32, privileged: Bool, limits: ServerLimits) -> Admission {
+    func admit(
+        _ channel: any Channel,
+        connectionID: UInt64,
+        uid: UInt32,
+        privileged: Bool,
+        limits: ServerLimits
+    ) -> Admission {
         self.state.withLock { state in
             let total = state.connections.count
             if privileged {
@@ -75,7 +99,12 @@ package final class ConnectionTracker: Sendable {
                 }
                 state.perUID[uid] = mine + 1
             }
-            state.connections[ObjectIdentifier(channel)] = Entry(channel: channel, uid: uid, privileged: privileged)
+            state.connections[ObjectIdentifier(channel)] = Entry(
+                channel: channel,
+                connectionID: connectionID,
+                uid: uid,
+                privileged: privileged
+            )
             return .admitted
         }
     }
@@ -96,27 +125,66 @@ package final class ConnectionTracker: Sendable {
         }
     }
 
-    /// Releases an admitted connection.
+    /// Releases an admitted connection. Its uid's slot stays taken while its request task goes on.
     func remove(_ channel: any Channel) {
         let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
             if let entry = state.connections.removeValue(forKey: ObjectIdentifier(channel)), !entry.privileged {
-                let remaining = state.perUID[entry.uid, default: 1] - 1
-                state.perUID[entry.uid] = remaining > 0 ? remaining : nil
+                if state.work[entry.connectionID] != nil {
+                    state.work[entry.connectionID]!.holdsSlot = true
+                } else {
+                    Self.releaseSlot(of: entry.uid, in: &state)
+                }
             }
-            guard state.connections.isEmpty else { return [] }
-            defer { state.emptyWaiters = [] }
-            return state.emptyWaiters
+            return Self.emptyWaiters(&state)
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns once no connection is open.
+    /// A connection started its request task (on its event loop, before the task can end).
+    func workStarted(_ task: Task<Void, Never>, connectionID: UInt64, uid: UInt32, privileged: Bool) {
+        self.state.withLock { state in
+            state.work[connectionID] = Work(task: task, uid: uid, privileged: privileged)
+        }
+    }
+
+    /// A connection's request task ended: every request it had read is carried out.
+    func workEnded(connectionID: UInt64) {
+        let waiters = self.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            if let work = state.work.removeValue(forKey: connectionID), work.holdsSlot, !work.privileged {
+                Self.releaseSlot(of: work.uid, in: &state)
+            }
+            return Self.emptyWaiters(&state)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Cancels the request tasks still running (a stopping daemon whose grace is over): what they have not committed
+    /// does not happen.
+    func cancelWork() {
+        for task in self.state.withLock({ $0.work.values.map(\.task) }) { task.cancel() }
+    }
+
+    private static func releaseSlot(of uid: UInt32, in state: inout State) {
+        let remaining = state.perUID[uid, default: 1] - 1
+        state.perUID[uid] = remaining > 0 ? remaining : nil
+    }
+
+    /// The waiters of `allClosed` to resume, when nothing is left.
+    private static func emptyWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        guard state.connections.isEmpty, state.work.isEmpty else { return [] }
+        defer { state.emptyWaiters = [] }
+        return state.emptyWaiters
+    }
+
+    /// Returns once no connection is open and every request read is carried out.
     func allClosed() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = self.state.withLock { state -> Bool in
-                guard !state.connections.isEmpty else { return true }
-                state.emptyWaiters.append(continuation)
-                return false
+                guard state.connections.isEmpty, state.work.isEmpty else {
+                    state.emptyWaiters.append(continuation)
+                    return false
+                }
+                return true
             }
             if resumeNow { continuation.resume() }
         }

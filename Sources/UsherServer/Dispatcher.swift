@@ -37,6 +37,9 @@ package final class Dispatcher: Sendable {
         package let notify: @Sendable (Event) -> Void
         /// How this connection's subscription events are written: lines, or Varlink replies.
         package let eventFormat: EventLineFormat
+        /// Whether the peer is still there: its requests read in full are carried out when it is not (audited with
+        /// `client_gone=true`), and only their answers are dropped.
+        package let presence: ClientPresence
 
         package init(
             peer: PeerCredentials,
@@ -46,7 +49,8 @@ package final class Dispatcher: Sendable {
             connectionID: UInt64 = 0,
             seat: String? = nil,
             notify: @escaping @Sendable (Event) -> Void = { _ in },
-            eventFormat: EventLineFormat = .lines
+            eventFormat: EventLineFormat = .lines,
+            presence: ClientPresence = ClientPresence()
         ) {
             self.peer = peer
             self.executable = executable
@@ -56,6 +60,7 @@ package final class Dispatcher: Sendable {
             self.seat = seat
             self.notify = notify
             self.eventFormat = eventFormat
+            self.presence = presence
         }
     }
 
@@ -232,10 +237,12 @@ package final class Dispatcher: Sendable {
     func failed(_ handler: MethodHandler, _ call: MethodHandler.Call, _ error: any Error) -> [UInt8] {
         let wire = ResponseError(mapping: error, logger: call.context.logger)
         if handler.isAudited {
+            // A wait its client ended by leaving (`ClientPresence.cancellingWhenGone`) was cancelled, not broken.
+            let cancelled = error is CancellationError && call.context.presence.isGone
             self.audit(
                 handler.method.rawValue,
                 userID: call.params["user_id"]?.stringValue,
-                outcome: wire.code.rawValue,
+                outcome: cancelled ? "cancelled" : wire.code.rawValue,
                 error: wire,
                 call.context
             )

@@ -14,10 +14,14 @@ import UsherProtocol
 /// Reads (`current_user`, `list_users`, a fresh `access_token`, `hello`) are answered right here from the registry's
 /// published state: no task, no thread switch, no actor hop. A request that needs the registry (any change, a token
 /// that must be refreshed first) is handed to the connection's one task (`work`), which answers such requests one
-/// after the other and is cancelled when the connection closes: a change it has not committed yet (one waiting for a
-/// delay lease, say) then never happens, and an answer to a closed connection is dropped. Lines that arrive meanwhile
-/// wait in `queued`, and reading from the socket pauses while too many wait. Answers to pipelined requests are flushed together, and a connection that
-/// pipelines a great many lines yields to the other connections of its loop every `burst` lines.
+/// after the other. Lines that arrive meanwhile wait in `queued`, and reading from the socket pauses while too many
+/// wait. Answers to pipelined requests are flushed together, and a connection that pipelines a great many lines yields
+/// to the other connections of its loop every `burst` lines.
+///
+/// When the connection closes, every request read in full is still carried out, in order (the one with the
+/// registry and those queued behind it): a client that leaves as soon as it has written its request gets its change
+/// made, and only the answer is dropped (`ClientPresence`; the audit record says `client_gone=true`). The task is not
+/// tied to the connection's lifetime but to the server's: a stopping server waits for it (`ConnectionTracker`).
 ///
 /// When the peer shuts down its side, every line it sent is still answered (a final unterminated one included), and
 /// the connection closes once the answers are written.
@@ -59,7 +63,7 @@ final class RequestHandler: ChannelDuplexHandler {
     var context: ChannelHandlerContext?
     /// The connection's one task for requests that need the registry, started with the first such request, and the
     /// way to hand it the next one.
-    private var work: (requests: AsyncStream<Dispatcher.Pending>.Continuation, task: Task<Void, Never>)?
+    private var work: AsyncStream<Work>.Continuation?
     /// Set on the Varlink socket: calls and replies framed by Varlink (NUL-terminated messages), answered by the same
     /// dispatcher. Nil: newline-delimited JSON.
     var varlink: VarlinkCalls?
@@ -104,16 +108,36 @@ final class RequestHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.idleCloser.stop()
         self.unsubscribe()
-        self.endWork()
+        self.connectionEnded(context: context)
         self.context = nil
     }
 
-    /// Ends the connection's task: a request it is answering is cancelled where it has not committed.
-    private func endWork() {
-        guard let work = self.work else { return }
+    /// What the connection's task is handed.
+    enum Work: Sendable {
+        /// A request begun on the event loop, to finish through the registry.
+        case pending(Dispatcher.Pending)
+        /// A request read in full that was still waiting for its turn when the connection closed: begun by the task,
+        /// in order, and its answer dropped.
+        case leftover(ByteBuffer)
+    }
+
+    /// The connection closed (or its handler left the pipeline): the requests it had read in full are handed to its
+    /// task, which carries them out and then ends. Runs once.
+    private func connectionEnded(context: ChannelHandlerContext) {
+        guard !self.dispatcherContext.presence.isGone else { return }
+        self.dispatcherContext.presence.markGone()
+        let leftovers = self.queued.compactMap { frame -> ByteBuffer? in
+            guard case .line(let line) = frame else { return nil }
+            let bytes = line.readableBytesView
+            return bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) ? nil : line
+        }
+        self.queued.removeAll()
+        if !leftovers.isEmpty, !self.closing {
+            let work = self.startWork(context: context)
+            for line in leftovers { work.yield(.leftover(line)) }
+        }
+        self.work?.finish()
         self.work = nil
-        work.requests.finish()
-        work.task.cancel()
     }
 
     // MARK: - Inbound
@@ -162,9 +186,8 @@ final class RequestHandler: ChannelDuplexHandler {
         self.idleCloser.stop()
         self.unsplit = nil
         self.unsubscribe()
-        self.endWork()
+        self.connectionEnded(context: context)
         self.dispatcher.connectionClosed(self.dispatcherContext)
-        self.queued.removeAll()
         context.fireChannelInactive()
     }
 
@@ -207,30 +230,81 @@ final class RequestHandler: ChannelDuplexHandler {
         case .pending(let pending):
             self.busy = true
             context.flush()
-            self.startWork(context: context).requests.yield(pending)
+            self.startWork(context: context).yield(.pending(pending))
         }
     }
 
     /// The connection's task, started at its first request that needs the registry (most connections only read, and
     /// never start one): it answers them in order, one at a time, and hands each outcome back to the event loop.
-    private func startWork(
-        context: ChannelHandlerContext
-    ) -> (requests: AsyncStream<Dispatcher.Pending>.Continuation, task: Task<Void, Never>) {
+    ///
+    /// Not cancelled when the connection closes: it carries out what it was handed, then the requests left in the
+    /// queue (`connectionEnded`), and ends. A stopping server waits for it, and cancels it only once its grace is over
+    /// (`ConnectionTracker`).
+    private func startWork(context: ChannelHandlerContext) -> AsyncStream<Work>.Continuation {
         if let work = self.work { return work }
-        let (requests, continuation) = AsyncStream.makeStream(of: Dispatcher.Pending.self)
+        let (requests, continuation) = AsyncStream.makeStream(of: Work.self)
         let dispatcher = self.dispatcher
         let dispatcherContext = self.dispatcherContext
+        let tracker = self.tracker
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        let varlink = self.varlink != nil
         let task = Task {
-            for await pending in requests {
-                let outcome = await dispatcher.finish(pending, context: dispatcherContext)
+            await RequestHandler.serve(requests, varlink: varlink, dispatcher: dispatcher, context: dispatcherContext) {
+                outcome in
                 // Dropped when the connection has closed meanwhile (`finished` finds no context).
                 eventLoop.execute { handler.value.finished(outcome) }
             }
+            // The connection is gone: a lease one of its last requests took dies now, as the others died with it.
+            dispatcher.connectionClosed(dispatcherContext)
+            tracker.workEnded(connectionID: dispatcherContext.connectionID)
         }
-        self.work = (continuation, task)
-        return (continuation, task)
+        let peer = self.dispatcherContext.peer
+        tracker.workStarted(
+            task,
+            connectionID: self.dispatcherContext.connectionID,
+            uid: peer.uid,
+            privileged: self.dispatcher.settings.policy.isPrivileged(peer)
+        )
+        self.work = continuation
+        return continuation
+    }
+
+    /// The connection's task: finishes each request it is handed, in order, and hands its outcome to `deliver`;
+    /// carries out the requests left in the queue when the connection closed, their answers going nowhere.
+    private static func serve(
+        _ requests: AsyncStream<Work>,
+        varlink: Bool,
+        dispatcher: Dispatcher,
+        context: Dispatcher.Context,
+        deliver: @escaping @Sendable (Dispatcher.Outcome) -> Void
+    ) async {
+        // The Varlink framing of the calls left when the connection closed (each call says itself whether it wants a
+        // reply; none is written).
+        var leftoverCalls = VarlinkCalls()
+        for await work in requests {
+            let pending: Dispatcher.Pending
+            var delivered = true
+            switch work {
+            case .pending(let handed):
+                pending = handed
+            case .leftover(let line):
+                let step =
+                    varlink
+                    ? leftoverCalls.begin(line.readableBytesView, dispatcher: dispatcher, context: context)
+                    : dispatcher.begin(line: line.readableBytesView, context: context)
+                guard case .pending(let begun) = step else { continue }
+                pending = begun
+                delivered = false
+            }
+            let outcome = await dispatcher.finish(pending, context: context)
+            if delivered { deliver(outcome) } else { Self.drop(outcome, dispatcher: dispatcher) }
+        }
+    }
+
+    /// An outcome with no connection to go to: a subscription made meanwhile ends at once.
+    private static func drop(_ outcome: Dispatcher.Outcome, dispatcher: Dispatcher) {
+        if case .subscribed(_, let subscription) = outcome { dispatcher.registry.events.cancel(subscription.id) }
     }
 
     private func answered(_ bytes: [UInt8], context: ChannelHandlerContext) {
@@ -242,7 +316,10 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     private func finished(_ outcome: Dispatcher.Outcome) {
-        guard let context = self.context else { return }
+        guard let context = self.context, !self.dispatcherContext.presence.isGone else {
+            Self.drop(outcome, dispatcher: self.dispatcher)
+            return
+        }
         self.busy = false
         switch self.varlink == nil ? outcome : self.varlinkReply(to: outcome) {
         case .response(let bytes):

@@ -151,8 +151,10 @@ package final class SocketServer: Service {
             settings.policy.isPrivileged(peer) ? logger : dispatcher.logBudget.logger(logger, uid: peer.uid)
         logger[metadataKey: "peer.uid"] = "\(peer.uid)"
         logger[metadataKey: "peer.pid"] = "\(peer.pid)"
+        let connectionID = Self.connectionNumbers.add(1, ordering: .relaxed).newValue
         let admission = tracker.admit(
             channel,
+            connectionID: connectionID,
             uid: peer.uid,
             privileged: settings.policy.isPrivileged(peer),
             limits: limits
@@ -184,7 +186,7 @@ package final class SocketServer: Service {
             executable: peer.program.identity.executable,
             logger: logger,
             close: { channel.close(promise: nil) },
-            connectionID: Self.connectionNumbers.add(1, ordering: .relaxed).newValue,
+            connectionID: connectionID,
             seat: settings.seatOfPeer(peer),
             notify: { event in
                 channel.eventLoop.execute { events.value.handler?.deliverEvent(event) }
@@ -221,10 +223,20 @@ package final class SocketServer: Service {
             listener.close(promise: nil)
         }
         // No longer accepting. Tell subscribers first (their connections write `daemon_stopping` before they close),
-        // then let every connection finish what it is answering, and close.
+        // then let every connection finish what it is answering, and close. Requests read from connections that
+        // closed are carried out too, within the same grace: past it, what they have not committed is cancelled
+        // (a switch still waiting for a delay lease, say), so that nothing holds up the stop.
         await self.dispatcher.registry.announceStopping()
         self.tracker.closeInputs(grace: Self.shutdownGrace)
-        await self.tracker.allClosed()
+        let tracker = self.tracker
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                guard (try? await Task.sleep(for: .nanoseconds(Self.shutdownGrace.nanoseconds))) != nil else { return }
+                tracker.cancelWork()
+            }
+            await tracker.allClosed()
+            group.cancelAll()
+        }
     }
 
     /// Numbers connections for the daemon's life (leases belong to the connection that took them).
