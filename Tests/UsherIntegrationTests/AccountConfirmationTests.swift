@@ -92,8 +92,7 @@ struct AccountConfirmationTests {
     @Test func aConfirmationHookThatFailsLeavesTheAccountToResend() async throws {
         let directory = try TestDirectory()
         let hook = try AccountHooks.install(in: directory)
-        try directory.write("fail.sh", "#!/bin/sh\n/usr/bin/cat > /dev/null\nexit 3\n")
-        chmod(directory.file("fail.sh"), 0o755)
+        try directory.writeExecutable("fail.sh", "#!/bin/sh\n/usr/bin/cat > /dev/null\nexit 3\n")
         let config = """
             [providers.local]
             type = "local"

@@ -8,10 +8,8 @@ enum AccountHooks {
     /// Writes the script (mode 755) into `directory` and returns its path.
     static func install(in directory: TestDirectory) throws -> String {
         let log = directory.file("deliveries.jsonl")
-        try directory.write("deliver.sh", "#!/bin/sh\n/usr/bin/cat >> '\(log)'\n")
-        let path = directory.file("deliver.sh")
-        guard chmod(path, 0o755) == 0 else { throw TestSupportError("chmod \(path) failed") }
-        return path
+        try directory.writeExecutable("deliver.sh", "#!/bin/sh\n/usr/bin/cat >> '\(log)'\n")
+        return directory.file("deliver.sh")
     }
 
     /// Every delivery so far, oldest first.

@@ -222,8 +222,7 @@ struct CLIScriptingTests {
         let directory = try TestDirectory()
         defer { directory.remove() }
         try FileManager.default.createDirectory(atPath: directory.file("bin"), withIntermediateDirectories: true)
-        try directory.write("bin/usherd", "#!/bin/sh\necho \"usherd $*\"\n")
-        #expect(chmod(directory.file("bin/usherd"), 0o755) == 0)
+        try directory.writeExecutable("bin/usherd", "#!/bin/sh\necho \"usherd $*\"\n")
         let root = DocumentationTests.root.path
         let run = try await runProcess(
             "/usr/bin/make",

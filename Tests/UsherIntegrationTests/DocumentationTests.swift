@@ -115,8 +115,7 @@ struct DocumentationTests {
                 let standIns = directory.file("stand-ins")
                 try FileManager.default.createDirectory(atPath: standIns, withIntermediateDirectories: true)
                 for (name, script) in Self.standIns {
-                    try directory.write("stand-ins/" + name, script + "\n")
-                    #expect(chmod(directory.file("stand-ins/" + name), 0o755) == 0)
+                    try directory.writeExecutable("stand-ins/" + name, script + "\n")
                 }
                 var environment = ProcessInfo.processInfo.environment
                 environment["USHER_SOCKET"] = daemon.socketPath

@@ -56,8 +56,7 @@ struct FunctionProcessTreeTests {
     /// A daemon whose function is the script above (in the daemon's own test directory).
     static func withDaemon<T>(timeout: String, _ body: (DaemonProcess) async throws -> T) async throws -> T {
         let daemon = try DaemonProcess()
-        try daemon.directory.write("tree.sh", Self.script)
-        chmod(daemon.directory.file("tree.sh"), 0o755)
+        try daemon.directory.writeExecutable("tree.sh", Self.script)
         try FileManager.default.createDirectory(
             atPath: daemon.directory.file("pids"),
             withIntermediateDirectories: true

@@ -11,7 +11,7 @@ extension OIDCIntegrationTests {
         defer { bin.remove() }
         // A stand-in for xdg-open, found first on PATH: it records its arguments and where its streams go.
         let record = bin.file("opened")
-        try bin.write(
+        try bin.writeExecutable(
             "xdg-open",
             """
             #!/bin/sh
@@ -21,7 +21,6 @@ extension OIDCIntegrationTests {
 
             """
         )
-        #expect(chmod(bin.file("xdg-open"), 0o755) == 0)
         let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         try await DaemonProcess.with(config: server.providers()) { daemon in
             let cli = try BackgroundProcess(

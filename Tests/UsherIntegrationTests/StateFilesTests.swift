@@ -152,7 +152,7 @@ struct StateFilesTests {
         let config = directory.file("usherd.toml")
         let hook = directory.file("hook.sh")
         let keys = directory.file("keys.json")
-        try directory.write("hook.sh", "#!/bin/sh\necho '{\"subject\": \"x\"}'\n")
+        try directory.writeExecutable("hook.sh", "#!/bin/sh\necho '{\"subject\": \"x\"}'\n")
         try directory.write("keys.json", #"{"keys": []}"#)
         try directory.write(
             "usherd.toml",

@@ -18,8 +18,7 @@ struct LocalProviderRecoveryTests {
         let directory = try TestDirectory()
         defer { directory.remove() }
         let log = directory.file("deliveries.jsonl")
-        try directory.write("deliver.sh", "#!/bin/sh\n/usr/bin/cat >> '\(log)'\n")
-        chmod(directory.file("deliver.sh"), 0o755)
+        try directory.writeExecutable("deliver.sh", "#!/bin/sh\n/usr/bin/cat >> '\(log)'\n")
         let hook = FunctionHookConfiguration(
             command: [directory.file("deliver.sh")],
             supervisor: try BuiltProducts.path(of: "usherd"),

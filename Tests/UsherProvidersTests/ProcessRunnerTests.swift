@@ -76,7 +76,7 @@ struct ProcessRunnerTests {
         let directory = try TestDirectory()
         defer { directory.remove() }
         // The command records its own process ID and a `setsid` grandchild's, then sleeps far past the test.
-        try directory.write(
+        try directory.writeExecutable(
             "sleeper.sh",
             """
             #!/bin/sh
@@ -85,7 +85,6 @@ struct ProcessRunnerTests {
             exec sleep 300
             """
         )
-        chmod(directory.file("sleeper.sh"), 0o755)
         let supervisor = try LocalProviderOutsideCredentialsTests.supervisor()
         var recorded: [pid_t] = []
         defer { for pid in recorded { kill(pid, SIGKILL) } }

@@ -23,9 +23,8 @@ package enum GatedHook {
 
     /// Writes the script to `gate.sh` in `directory` (mode 755) with empty `started/` and `runs/`; returns its path.
     package static func install(in directory: TestDirectory) throws -> String {
-        try directory.write("gate.sh", Self.script)
+        try directory.writeExecutable("gate.sh", Self.script)
         let path = directory.file("gate.sh")
-        guard chmod(path, 0o755) == 0 else { throw TestSupportError("chmod \(path) failed") }
         for name in ["started", "runs"] {
             try FileManager.default.createDirectory(atPath: directory.file(name), withIntermediateDirectories: true)
         }

@@ -150,6 +150,22 @@ package final class SpawnedProcess: Sendable {
         return self.terminationStatus
     }
 
+    /// `exit(within:)` for a program that ends at once (a shell that writes a file): blocks the calling thread until
+    /// it exits, or kills it after `timeout`, a hang guard; returns its `terminationStatus`.
+    package func waitUntilExit(timeout: Duration = hangGuard) -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while self.isRunning {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                self.signal(SIGKILL)
+                return -1
+            }
+            var poller = pollfd(fd: self.pidfd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, Int32(clamping: remaining.components.seconds * 1000 + 1))
+        }
+        return self.terminationStatus
+    }
+
     private static func check(_ result: Int32, _ what: String) throws {
         guard result == 0 else { throw TestSupportError("posix_spawn \(what): \(String(cString: strerror(result)))") }
     }

@@ -43,9 +43,8 @@ package enum TestHooks {
 
     /// Writes the script to `hook.sh` in `directory` (mode 755) with an empty `runs/`; returns its path.
     package static func install(in directory: TestDirectory) throws -> String {
-        try directory.write("hook.sh", Self.script)
+        try directory.writeExecutable("hook.sh", Self.script)
         let path = directory.file("hook.sh")
-        guard chmod(path, 0o755) == 0 else { throw TestSupportError("chmod \(path) failed") }
         try FileManager.default.createDirectory(atPath: directory.file("runs"), withIntermediateDirectories: true)
         return path
     }
