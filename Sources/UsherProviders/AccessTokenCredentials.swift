@@ -146,8 +146,18 @@ extension LocalProvider {
         } catch {
             throw Self.accessTokenError(error)
         }
-        if case .int(let expiry)? = answer["exp"], expiry <= self.clock.now().secondsSinceEpoch {
-            throw .invalidCredentials("the access token has expired")
+        if let expiry = answer["exp"] {
+            // A number of seconds (RFC 7662 section 2.2: an integer, though some issuers send a fraction); anything else
+            // (a string, null, a boolean) cannot be checked, so it proves nothing.
+            let seconds: Double
+            switch expiry {
+            case .int(let value): seconds = Double(value)
+            case .double(let value) where value.isFinite: seconds = value
+            default: throw .providerError(error: "invalid_response", description: "the answer's exp is not a number")
+            }
+            guard seconds > Double(self.clock.now().millisecondsSinceEpoch) / 1000 else {
+                throw .invalidCredentials("the access token has expired")
+            }
         }
         if !configuration.audiences.isEmpty, let audience = answer["aud"] {
             let named: [String] =
