@@ -13,17 +13,23 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body of a `POST`; none is an empty body.
     public var body: [UInt8]
+    /// Whether a redirect is followed: only ever for a `GET`, and not for a request that proves a credential (the
+    /// redirected host never sees it, so its answer proves nothing); a redirect not followed is
+    /// `HTTPTransportError.redirected`.
+    public var followsRedirects: Bool
 
     public init(
         _ method: Method,
         _ url: String,
         headers: [(name: String, value: String)] = [],
-        body: [UInt8] = []
+        body: [UInt8] = [],
+        followsRedirects: Bool = true
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.followsRedirects = followsRedirects && method == .get
     }
 }
 
@@ -58,7 +64,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     case tls(String)
     /// The answer's body is longer than the request allowed.
     case tooLarge(limit: Int)
-    /// The server redirected a request that is not followed (only a `GET` is).
+    /// The server redirected a request that is not followed (only a `GET` is, and not every one).
     case redirected(status: Int)
     /// Anything else: a malformed answer, a refused scheme, a server that closed the connection.
     case failed(String)

@@ -53,8 +53,10 @@ final class Transfer: @unchecked Sendable {
         set(usher_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
         // A redirect never goes from https to plain http.
         set(usher_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https"))
-        // Only a GET follows redirects: a form carries codes and secrets, and is not sent anywhere else.
-        set(usher_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, self.request.method == .get ? 1 : 0))
+        // Only a GET follows redirects: a form carries codes and secrets, and is not sent anywhere else. Nor does a GET
+        // that proves a token (`followsRedirects`): libcurl would not send its Authorization on to another host, so
+        // that host's 200 would prove nothing.
+        set(usher_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, self.request.followsRedirects ? 1 : 0))
         set(usher_curl_setopt_long(easy, CURLOPT_MAXREDIRS, 5))
         set(usher_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, self.timeoutMilliseconds))
         set(
@@ -115,7 +117,7 @@ final class Transfer: @unchecked Sendable {
         var status = 0
         if let easy = self.easy { _ = usher_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status) }
         guard code == CURLE_OK else { return .failure(self.error(code)) }
-        if (300..<400).contains(status), self.request.method != .get {
+        if (300..<400).contains(status), !self.request.followsRedirects {
             return .failure(.redirected(status: status))
         }
         return .success(HTTPResponse(status: status, headers: self.headers, body: self.body))

@@ -78,11 +78,12 @@ struct OIDCHTTP: Sendable {
         var challenge: String? = nil
     }
 
-    /// GETs `url`, with a bearer token when given.
+    /// GETs `url`, with a bearer token when given. A request with a token does not follow redirects: it asks the
+    /// endpoint about that token, and another host's answer (which never saw it) proves nothing.
     func get(_ url: String, bearerToken: String? = nil) async throws(OIDCFailure) -> Response {
         var headers = [(name: "Accept", value: "application/json")]
         if let bearerToken { headers.append((name: "Authorization", value: "Bearer \(bearerToken)")) }
-        return try await self.send(HTTPRequest(.get, url, headers: headers))
+        return try await self.send(HTTPRequest(.get, url, headers: headers, followsRedirects: bearerToken == nil))
     }
 
     /// GETs `url` with a DPoP-bound access token and its proof (RFC 9449 section 7.1).
@@ -92,7 +93,7 @@ struct OIDCHTTP: Sendable {
             (name: "Authorization", value: "DPoP \(dpopToken)"),
             (name: "DPoP", value: proof),
         ]
-        return try await self.send(HTTPRequest(.get, url, headers: headers))
+        return try await self.send(HTTPRequest(.get, url, headers: headers, followsRedirects: false))
     }
 
     /// Sends a `DELETE` (or, with `post`, a `POST`) without a body, with a bearer token: an account-deletion endpoint.
