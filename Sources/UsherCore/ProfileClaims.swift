@@ -41,7 +41,8 @@ extension UserClaims {
             guard let value = claims[name] else { continue }
             switch (type, value) {
             case (.string, .string(let text)):
-                guard let cleaned = Self.cleaned(text) else { continue }
+                guard let cleaned = Self.cleaned(text), !Self.isInvisible(cleaned) else { continue }
+                if Self.urlClaimNames.contains(name), !Self.isWebURL(cleaned, allowingHTTP: true) { continue }
                 kept[name] = .string(cleaned)
             case (.boolean, .bool):
                 kept[name] = value
@@ -55,6 +56,40 @@ extension UserClaims {
             }
         }
         return UserClaims(kept)
+    }
+
+    /// The profile claims that hold a URL a program may open or show as a link: only `https` (and, from a provider,
+    /// `http`) URLs are kept, never `javascript:`, `data:` or `file:`.
+    package static let urlClaimNames: Set<String> = ["picture", "website", "profile"]
+
+    /// Whether `text` is an absolute `https` URL (or `http` with `allowingHTTP`) of RFC 3986's characters only: a host,
+    /// no user information, nothing a page or a terminal would read as the end of an attribute or a tag (`"`, `<`,
+    /// `>`, a space, a backslash), no characters outside ASCII (an IRI's must be percent-encoded).
+    package static func isWebURL(_ text: String, allowingHTTP: Bool = false) -> Bool {
+        let lowered = text.lowercased()
+        let scheme: String
+        if lowered.hasPrefix("https://") {
+            scheme = "https://"
+        } else if allowingHTTP, lowered.hasPrefix("http://") {
+            scheme = "http://"
+        } else {
+            return false
+        }
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%".utf8)
+        guard text.utf8.allSatisfy({ allowed.contains($0) }) else { return false }
+        let rest = text.utf8.dropFirst(scheme.utf8.count)
+        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        return !authority.isEmpty && !authority.contains(UInt8(ascii: "@"))
+            && authority.first != UInt8(ascii: ":")
+    }
+
+    /// Whether `text` shows nothing: only white space and characters that take no room (zero-width spaces and
+    /// joiners, the byte-order mark, other format characters, and what Unicode says to ignore when showing text).
+    package static func isInvisible(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { scalar in
+            scalar.properties.isWhitespace || scalar.properties.isDefaultIgnorableCodePoint
+                || scalar.properties.generalCategory == .format || scalar.isControlCharacter
+        }
     }
 
     /// The claims `names` picks from `claims`, their strings (keys and values, at any depth) cleaned of control

@@ -62,24 +62,21 @@ extension LocalProvider: ProfileReading, ProfileEditing {
         }
         switch name {
         case "picture":
-            guard Self.isHTTPSURL(text) else { throw .invalidParams("params.picture must be an https:// URL") }
+            guard UserClaims.isWebURL(text) else {
+                throw .invalidParams(
+                    "params.picture must be an https:// URL with a host, of URL characters only (others percent-encoded)"
+                )
+            }
         case "locale":
             guard Self.isLanguageTag(text) else {
                 throw .invalidParams("params.locale must be a BCP 47 language tag such as en or pt-BR")
             }
         default:
-            guard !text.allSatisfy(\.isWhitespace) else { throw .invalidParams("params.name is blank") }
+            guard !UserClaims.isInvisible(text) else {
+                throw .invalidParams("params.name is blank (only spaces or characters that show nothing)")
+            }
         }
         return .string(text)
-    }
-
-    /// `https://HOST[...]`: a host of letters, digits, dots, dashes (or a bracketed address), no spaces.
-    package static func isHTTPSURL(_ text: String) -> Bool {
-        guard text.lowercased().hasPrefix("https://") else { return false }
-        let rest = text.dropFirst("https://".count)
-        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !host.isEmpty, !host.contains("@") else { return false }
-        return !text.contains(where: { $0.isWhitespace })
     }
 
     /// The shape of a BCP 47 tag: a 2–8 letter language, then subtags of 1–8 letters or digits, joined by `-`.

@@ -87,6 +87,9 @@ struct ProfileTests {
                 ["picture": "http://example.com/bea.png"], ["picture": "not a url"], ["locale": "english please"],
                 ["locale": "e"], ["name": "Bea\nInjected: line"], ["name": .string(String(repeating: "b", count: 300))],
                 ["name": 42], [:], ["email": "other@example.com"],
+                // Issue 36: markup inside an https URL, another scheme, a name of characters that show nothing.
+                ["picture": #"https://example.com/"><script>alert(1)</script>"#], ["picture": "javascript:alert(1)"],
+                ["name": "\u{200B}\u{200C}\u{200D}\u{2060}"],
             ] {
                 #expect(try await client.errorCode("update_profile", params) == "invalid_params", "\(params)")
             }

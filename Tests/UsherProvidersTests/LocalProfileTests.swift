@@ -9,12 +9,18 @@ import UsherTestSupport
 @Suite(.timeLimit(.minutes(1)))
 struct LocalProfileTests {
     @Test func valuesAreCheckedAsUpdateProfileDocumentsThem() throws {
-        #expect(LocalProvider.isHTTPSURL("https://example.com/a.png"))
-        #expect(LocalProvider.isHTTPSURL("HTTPS://cdn.example.com"))
-        for bad in ["http://example.com/a.png", "https://", "https:///path", "https://user@host/x", "https://a b", "x"]
-        {
-            #expect(!LocalProvider.isHTTPSURL(bad), "\(bad)")
+        #expect(UserClaims.isWebURL("https://example.com/a.png"))
+        #expect(UserClaims.isWebURL("HTTPS://cdn.example.com"))
+        #expect(UserClaims.isWebURL("https://cdn.example.com/a%20b.png?size=64&x=(1)#top"))
+        for bad in [
+            "http://example.com/a.png", "https://", "https:///path", "https://user@host/x", "https://a b", "x",
+            #"https://example.com/"><script>"#, "https://example.com/a\\b", "https://exämple.com/",
+            "javascript:alert(1)",
+        ] {
+            #expect(!UserClaims.isWebURL(bad), "\(bad)")
         }
+        #expect(UserClaims.isWebURL("http://example.com/a.png", allowingHTTP: true))
+        #expect(!UserClaims.isWebURL("file:///etc/passwd", allowingHTTP: true))
         for good in ["en", "en-GB", "pt-BR", "zh-Hant-TW", "sr-Latn-RS", "de-CH-1996"] {
             #expect(LocalProvider.isLanguageTag(good), "\(good)")
         }
@@ -26,6 +32,9 @@ struct LocalProfileTests {
         #expect(try LocalProvider.checkedProfileValue("locale", .null) == .null)
         #expect(throws: ProviderError.self) { try LocalProvider.checkedProfileValue("name", "Ann\nSmith") }
         #expect(throws: ProviderError.self) { try LocalProvider.checkedProfileValue("name", "   ") }
+        #expect(throws: ProviderError.self) {
+            try LocalProvider.checkedProfileValue("name", "\u{200B}\u{200D}\u{FEFF}")
+        }
         #expect(throws: ProviderError.self) {
             try LocalProvider.checkedProfileValue("name", .string(String(repeating: "a", count: 257)))
         }
