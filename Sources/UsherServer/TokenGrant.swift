@@ -12,7 +12,8 @@ package enum TokenGrant: Sendable, Hashable {
     /// The narrowing a request gets: nil for the session's own token.
     ///
     /// A narrowed peer may ask for less than a rule gives (fewer scopes), never more: another audience, or a scope
-    /// its rule does not list, is `permission_denied`.
+    /// its rule does not list, is `permission_denied`. A rule without `scopes` gives tokens without a scope claim:
+    /// the program does not choose one (it would choose `admin`).
     package func narrowing(for requested: TokenAudience) throws(ResponseError) -> TokenAudience? {
         switch self {
         case .full:
@@ -20,10 +21,8 @@ package enum TokenGrant: Sendable, Hashable {
         case .narrowed(let allowed):
             for rule in allowed {
                 if let audience = requested.audience, audience != rule.audience { continue }
-                if let scopes = requested.scopes, let ruleScopes = rule.scopes,
-                    !Set(scopes).isSubset(of: ruleScopes)
-                {
-                    continue
+                if let scopes = requested.scopes {
+                    guard let ruleScopes = rule.scopes, Set(scopes).isSubset(of: ruleScopes) else { continue }
                 }
                 return TokenAudience(audience: rule.audience, scopes: requested.scopes ?? rule.scopes)
             }
@@ -43,7 +42,7 @@ package enum TokenGrant: Sendable, Hashable {
     private static func describe(_ narrowing: TokenAudience) -> String {
         [
             narrowing.audience.map { "audience \($0)" },
-            narrowing.scopes.map { "scopes \($0.joined(separator: " "))" },
+            narrowing.scopes.map { "scopes \($0.joined(separator: " "))" } ?? "no scopes",
         ].compactMap { $0 }.joined(separator: " with ")
     }
 }

@@ -130,4 +130,43 @@ struct NarrowedTokenTests {
             #expect(try Self.claims(next)["aud"] == "https://bank.example")
         }
     }
+
+    /// A rule with an `audience` and no `scopes`: its program's token has no scope claim, and the program cannot choose
+    /// one (issue 36 item 14: it chose `admin`).
+    @Test func aRuleWithoutScopesGivesNoScopeOfTheProgramsChoosing() async throws {
+        let directory = try TestDirectory()
+        let rules = """
+            [daemon]
+            socket_mode = "0666"
+
+            [[access.rule]]
+            \(Self.nobody)executable = "\(directory.file("programs"))/shop"
+            allow = ["token"]
+            audience = "https://shop.example"
+
+            """
+        let daemon = try DaemonProcess(config: rules, directory: directory)
+        chmod(directory.path, 0o711)
+        try await DaemonProcess.using(daemon) { daemon in
+            try await daemon.start()
+            let shop = try #require(try ProgramIdentificationTests.programs(in: daemon, ["shop"]).first)
+            let root = try daemon.connect()
+            _ = try await DPoPTests.logIn(root, "shop@example.com")
+
+            let plain = try await Self.token(shop, [], daemon).get()
+            #expect(plain["audience"] == "https://shop.example")
+            #expect(plain["scopes"] == nil)
+            #expect(try Self.claims(plain)["scope"] == nil)
+            #expect(try Self.claims(plain)["aud"] == "https://shop.example")
+
+            for arguments in [["--scope", "admin"], ["--audience", "https://shop.example", "--scope", "admin"]] {
+                guard case .failure(let refused) = try await Self.token(shop, arguments, daemon) else {
+                    Issue.record("\(arguments): a token with a scope the program chose")
+                    continue
+                }
+                #expect(refused.description.contains("permission_denied"), "\(refused.description)")
+                #expect(refused.description.contains("no scopes"), "\(refused.description)")
+            }
+        }
+    }
 }
