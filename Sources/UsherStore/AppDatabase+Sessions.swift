@@ -61,6 +61,9 @@ extension AppDatabase: SessionStore {
     /// would write new ciphertext for an unchanged secret, and cost a seal per token). A saved user without one is
     /// new and is inserted whole; as an upsert, so that a caller that does not know the previous version (a test
     /// seeding the database, or a registry that does not track it) still gets a correct row.
+    ///
+    /// A change that deletes a secret (a user removed, a session's tokens or DPoP key gone or replaced by another key)
+    /// is followed by a checkpoint (`DatabaseWriter.checkpoint`), so that the secret does not stay in the `-wal` file.
     package func commit(_ change: SessionChange) async throws {
         let cipher = self.cipher
         try await self.writer.write { db in
@@ -105,6 +108,19 @@ extension AppDatabase: SessionStore {
                 )
                 try record.update(in: db, columns: columns)
             }
+        }
+        if Self.deletesSecrets(change) { try await self.writer.checkpoint() }
+    }
+
+    /// Whether `change` deletes a secret of the user table: a user removed, a session's tokens gone (a logout), its
+    /// DPoP key gone or replaced. A refresh, which replaces tokens with new ones, does not count: it would checkpoint
+    /// at every refresh, and SQLite's own checkpoints overwrite those frames soon enough.
+    static func deletesSecrets(_ change: SessionChange) -> Bool {
+        if !change.deleted.isEmpty { return true }
+        return change.saved.contains { user in
+            guard let old = change.previous[user.id]?.tokens else { return false }
+            guard let new = user.tokens else { return true }
+            return old.dpopKey != nil && old.dpopKey != new.dpopKey
         }
     }
 }

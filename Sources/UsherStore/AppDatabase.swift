@@ -34,6 +34,9 @@ package struct AppDatabase: Sendable {
             throw StoreError.cannotOpen(path: path, reason: "SQLite refused WAL mode (\(mode ?? "none"))")
         }
         try connection.execute(sql: "PRAGMA synchronous = FULL")
+        // Deleted content is overwritten with zeros in the database file, whatever the SQLite library's build default
+        // (Debian's is on; upstream's off); the -wal file is checkpointed after a secret is deleted (`commit`).
+        try connection.execute(sql: "PRAGMA secure_delete = ON")
         try self.init(connection, cipher: cipher)
     }
 

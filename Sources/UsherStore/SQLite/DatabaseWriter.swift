@@ -29,6 +29,15 @@ final class DatabaseWriter: @unchecked Sendable {
         try await self.run { connection in try connection.transaction(.deferred) { try body(connection) } }
     }
 
+    /// Copies the write-ahead log into the database file and truncates the log to nothing (`wal_checkpoint(TRUNCATE)`),
+    /// outside any transaction: a secret a commit deleted is then gone from the `-wal` file too, where the frames of
+    /// the commits that wrote it would otherwise keep it until SQLite's next automatic checkpoint. A reader of
+    /// another connection (an operator's `sqlite3`) can keep the checkpoint from finishing; it is done again after
+    /// the next deletion.
+    func checkpoint() async throws {
+        try await self.run { connection in try connection.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     /// Not cancelled with its task: a write handed to SQLite finishes (or fails) as a whole, and its caller is told.
     private func run<Value: Sendable>(_ body: @escaping @Sendable (Connection) throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
