@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -94,8 +93,13 @@ static const int usher_so_cookie = SO_COOKIE;
 /// What the kernel says about the Unix socket with inode number `inode` (in the caller's network namespace), through
 /// NETLINK_SOCK_DIAG (unix_diag, as `ss -x` asks): the inode of the socket it is connected to (0: none) and its own
 /// cookie (SO_COOKIE). 0, or a negative errno (ENOENT: no such socket here).
+///
+/// Through syscall(2), with the socket constants by number (the same on every Linux architecture): <sys/socket.h>
+/// included here would make its names this module's for Swift, and Swift code that takes SOCK_CLOEXEC from Glibc
+/// would not build (see USHER_RLIMIT_CORE).
 static inline int usher_unix_diag(uint32_t inode, uint32_t *peer, uint64_t *cookie) {
-    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    enum { family_unix = 1, family_netlink = 16, type_datagram = 2, flag_cloexec = 02000000 };
+    int fd = (int)syscall(SYS_socket, family_netlink, type_datagram | flag_cloexec, NETLINK_SOCK_DIAG);
     if (fd < 0) return -errno;
     struct {
         struct nlmsghdr header;
@@ -104,11 +108,11 @@ static inline int usher_unix_diag(uint32_t inode, uint32_t *peer, uint64_t *cook
         .header = {.nlmsg_len = sizeof(message), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST,
                    .nlmsg_seq = 1},
         // No cookie to check (INET_DIAG_NOCOOKIE in both words): the inode alone names the socket.
-        .request = {.sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_ino = inode, .udiag_show = UDIAG_SHOW_PEER,
+        .request = {.sdiag_family = family_unix, .udiag_states = ~0U, .udiag_ino = inode, .udiag_show = UDIAG_SHOW_PEER,
                     .udiag_cookie = {~0U, ~0U}},
     };
-    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-    if (sendto(fd, &message, sizeof(message), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+    struct sockaddr_nl kernel = {.nl_family = family_netlink};
+    if (syscall(SYS_sendto, fd, &message, sizeof(message), 0, &kernel, sizeof(kernel)) < 0) {
         int error = errno;
         close(fd);
         return -error;
@@ -118,7 +122,7 @@ static inline int usher_unix_diag(uint32_t inode, uint32_t *peer, uint64_t *cook
         char bytes[8192];
     } answer;
     ssize_t length;
-    do length = recv(fd, &answer, sizeof(answer), 0);
+    do length = syscall(SYS_recvfrom, fd, &answer, sizeof(answer), 0, NULL, NULL);
     while (length < 0 && errno == EINTR);
     int error = errno;
     close(fd);
