@@ -330,7 +330,7 @@ class Bench:
         print. The helper must really answer a password: timing its no-token path would flatter it."""
         environment = dict(os.environ, USHER_SOCKET=sock)
         request = "protocol=https\nhost=git.example.com\n\n"
-        helper = [self.args.usher, "git-credential", "get"]
+        helper = [self.args.usher, "git-credential", "--host", "git.example.com", "get"]
         check = subprocess.run(helper, input=request, capture_output=True, text=True, env=environment)
         if check.returncode != 0 or "password=" not in check.stdout:
             raise SystemExit(f"usher git-credential get failed ({check.returncode}): {check.stderr.strip()}")

@@ -14,19 +14,21 @@ extension Usher {
             commandName: "setup-git",
             abstract: "Make usher git's credential helper (in your global git configuration).",
             discussion: """
-                Writes credential.helper (or credential.https://HOST.helper with --host; HOST may end in a path, \
-                for one repository or organisation, with credential.useHttpPath) as an empty value, which drops the \
-                helpers configured before it for those URLs, then this usher with git-credential. --user maps the \
-                host to one user of the device (default: whoever is the active user of the caller's seat); \
-                --username is the user name the host expects beside a token (default oauth2; GitHub and Gitea \
-                accept any, GitLab wants oauth2).
+                Writes credential.https://HOST.helper (HOST may end in a path, for one repository or organisation, \
+                with credential.useHttpPath) as an empty value, which drops the helpers configured before it for \
+                those URLs, then this usher with git-credential --host HOST: the helper answers for that host only, \
+                over https (http only to a loopback address). The command recorded is the installed usher when it \
+                is this program; otherwise this program's own path, with a warning when it is not on PATH (a \
+                build directory's path stops working when the build changes). --user maps the host to one user of \
+                the device (default: whoever is the active user of the caller's seat); --username is the user name \
+                the host expects beside a token (default oauth2; GitHub and Gitea accept any, GitLab wants oauth2).
                 """
         )
 
         @Option(
-            help: "Only for this host (and path), e.g. git.example.com or git.example.com/team (https), or a URL."
+            help: "The host (and path): git.example.com or git.example.com/team (https), or a URL."
         )
-        var host: String?
+        var host: String
 
         @Option(help: "Always this user's token for it: id or email.", completion: UserCompletion.kind)
         var user: String?
@@ -37,27 +39,39 @@ extension Usher {
         @Option(help: "Write to this git configuration file instead of the global one.")
         var file: String?
 
+        func validate() throws {
+            let url = self.url
+            guard url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://") else {
+                throw ValidationError("--host: a host, host/path or an https:// URL")
+            }
+            let host = GitHost.normalized(url)
+            guard !host.isEmpty else { throw ValidationError("--host: no host in \(url)") }
+            guard url.lowercased().hasPrefix("https://") || GitHost.isLoopback(host) else {
+                throw ValidationError(
+                    "--host: usher sends tokens over https only (plain http only to a loopback address)"
+                )
+            }
+        }
+
+        /// The URL git's configuration is keyed by: `--host` as given, `https://` when it names no scheme.
+        var url: String { self.host.contains("://") ? self.host : "https://\(self.host)" }
+
         func run() throws {
-            var helper = "!" + Shell.quoted(try Self.executable()) + " git-credential"
+            let program = try ProgramPath.forOtherTools()
+            var helper = "!" + Shell.quoted(program.path) + " git-credential"
+            helper += " --host " + Shell.quoted(GitHost.normalized(self.url))
             if let user = self.user { helper += " --user " + Shell.quoted(user) }
             if let username = self.username { helper += " --username " + Shell.quoted(username) }
-            let url = self.host.map { $0.contains("://") ? $0 : "https://\($0)" }
-            let key = url.map { "credential.\($0).helper" } ?? "credential.helper"
+            let url = self.url
+            let key = "credential.\(url).helper"
             let scope = self.file.map { ["--file", $0] } ?? ["--global"]
             try Spawn.run(["git", "config"] + scope + ["--replace-all", key, ""])
             try Spawn.run(["git", "config"] + scope + ["--add", key, helper])
-            if let url, url.split(separator: "/", omittingEmptySubsequences: false).count > 3 {
+            if url.split(separator: "/", omittingEmptySubsequences: false).count > 3 {
                 try Spawn.run(["git", "config"] + scope + ["credential.\(url).useHttpPath", "true"])
             }
-            Output.line("git asks usher for credentials\(url.map { " for \($0)" } ?? "").")
-        }
-
-        /// This program's path, as git must run it.
-        static func executable() throws -> String {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-            guard count > 0 else { throw CLIError("cannot tell where usher is installed (/proc/self/exe)") }
-            return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let warning = program.warning { Output.error("usher: warning: git runs \(warning)") }
+            Output.line("git asks usher for credentials for \(Terminal.escaped(url)).")
         }
     }
 
@@ -103,7 +117,7 @@ extension Usher {
             if let minValid = self.minValid { arguments += ["--min-valid", minValid] }
             try Spawn.run(
                 ["kubectl", "config", "set-credentials", name] + file + [
-                    "--exec-command=\(try SetupGit.executable())",
+                    "--exec-command=\(try ProgramPath.forOtherTools().path)",
                     "--exec-api-version=\(self.apiVersion)",
                 ] + arguments.map { "--exec-arg=\($0)" }
             )
@@ -132,6 +146,47 @@ enum Spawn {
             throw CLIError("\(arguments.prefix(3).joined(separator: " ")) failed")
         }
     }
+
+    /// Runs `arguments` with stdin from /dev/null and returns what it printed on stdout (at most `limit` bytes; more
+    /// is left unread); nil when it exits non-zero. Its stderr is the caller's.
+    static func output(_ arguments: [String], limit: Int) throws -> String? {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else {
+            throw CLIError("cannot run \(arguments[0]): \(String(cString: strerror(errno)))")
+        }
+        // Neither end may stay open in another program this one starts (the child gets the write end as its stdout).
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let started = CoreDumps.restored { posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ) }
+        close(pipeEnds[1])
+        guard started == 0 else {
+            close(pipeEnds[0])
+            throw CLIError("cannot run \(arguments[0]): \(String(cString: strerror(started)))")
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit {
+            let count = read(pipeEnds[0], &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+        }
+        // A child still writing past the limit gets EPIPE or SIGPIPE once the pipe is closed; it is waited for below.
+        close(pipeEnds[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw CLIError("lost \(arguments[0]): \(String(cString: strerror(errno)))") }
+        }
+        guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else { return nil }
+        return String(decoding: bytes.prefix(limit), as: UTF8.self)
+    }
 }
 
 /// Quoting for the shell git runs `!`-helpers with.
@@ -139,5 +194,120 @@ enum Shell {
     static func quoted(_ text: String) -> String {
         guard text.contains(where: { !($0.isLetter || $0.isNumber || "-_./@:=+".contains($0)) }) else { return text }
         return "'" + text.replacing("'", with: "'\\''") + "'"
+    }
+}
+
+/// The path other programs (git, kubectl) are to run this CLI by, which must go on working and must run the CLI.
+enum ProgramPath {
+    /// The path, and why it may not last (nil when it is the installed `usher`).
+    struct Choice {
+        var path: String
+        var warning: String?
+    }
+
+    /// The first `usher` on `PATH` when it is this program (the same file, or a copy of it byte for byte): the
+    /// installed one, which outlives a build directory. Otherwise this program as it was run: `/proc/self/exe`, unless
+    /// that is named `usherd` (one file is both programs, and `usherd` is the daemon's name), when it is the name it was
+    /// run by (a symbolic link named `usher`, as busybox's applets are), which runs the CLI.
+    static func forOtherTools() throws -> Choice {
+        let executable = try Self.executable()
+        let onPath = Self.searchPath("usher")
+        if let onPath, Self.sameProgram(onPath, executable) { return Choice(path: onPath, warning: nil) }
+        var path = executable
+        if Self.basename(executable) == "usherd" {
+            guard let invoked = Self.invokedPath(), Self.basename(invoked) != "usherd",
+                Self.sameProgram(invoked, executable)
+            else {
+                throw CLIError(
+                    "cannot record a command that runs usher's CLI: this program is \(executable), which under that "
+                        + "name is the daemon; run it by a name such as usher (a link to it)"
+                )
+            }
+            path = invoked
+        }
+        let why =
+            onPath.map { "\($0) on PATH is another program" } ?? "no usher is on PATH"
+        return Choice(
+            path: path,
+            warning: "\(Terminal.escaped(path)), not an installed usher (\(Terminal.escaped(why))): a build "
+                + "directory's path stops working when the build changes or is removed; install usher and run this "
+                + "command again"
+        )
+    }
+
+    /// `/proc/self/exe`: this program's file, whatever link it was run through.
+    static func executable() throws -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { throw CLIError("cannot tell where usher is installed (/proc/self/exe)") }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The path this program was run by, absolute, its last link not followed: `argv[0]` with a slash (relative to
+    /// the working directory), else the first match on `PATH`.
+    static func invokedPath() -> String? {
+        guard let argv0 = CommandLine.arguments.first, !argv0.isEmpty else { return nil }
+        guard argv0.contains("/") else { return Self.searchPath(argv0) }
+        if argv0.hasPrefix("/") { return argv0 }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory + "/" + (argv0.hasPrefix("./") ? String(argv0.dropFirst(2)) : argv0)
+    }
+
+    /// The first executable `name` in `PATH`'s absolute directories, as found (links not followed).
+    static func searchPath(_ name: String) -> String? {
+        guard let path = getenv("PATH").map({ String(cString: $0) }) else { return nil }
+        for directory in path.split(separator: ":") where directory.hasPrefix("/") {
+            let candidate = "\(directory)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    static func basename(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    /// Whether `a` and `b` (links followed) are one file, or two files of the same bytes.
+    static func sameProgram(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        if first.st_dev == second.st_dev && first.st_ino == second.st_ino { return true }
+        guard first.st_size == second.st_size else { return false }
+        return Self.sameBytes(a, b)
+    }
+
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let first = open(a, O_RDONLY | O_CLOEXEC)
+        guard first >= 0 else { return false }
+        defer { close(first) }
+        let second = open(b, O_RDONLY | O_CLOEXEC)
+        guard second >= 0 else { return false }
+        defer { close(second) }
+        var left = [UInt8](repeating: 0, count: 1 << 16)
+        var right = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = Self.readFully(first, &left)
+            guard count >= 0, Self.readFully(second, &right) == count else { return false }
+            if count == 0 { return true }
+            guard left[0..<count] == right[0..<count] else { return false }
+        }
+    }
+
+    /// Reads until `buffer` is full or the file ends: the number of bytes read, -1 on an error.
+    private static func readFully(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Int {
+        var total = 0
+        while total < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                read(descriptor, bytes.baseAddress! + total, bytes.count - total)
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return -1 }
+            if count == 0 { break }
+            total += count
+        }
+        return total
     }
 }

@@ -143,9 +143,10 @@ struct GitCredentialTests {
                 "setup-git", "--host", setup.url, "--user", "ann@example.com", "--username", "x-access-token",
             ])
             #expect(configured.status == 0, "\(configured.stderr)")
+            let host = String(setup.url.dropFirst("http://".count))
             let answer = try await setup.usher(
-                ["git-credential", "--user", "ann@example.com", "--username", "x-access-token", "get"],
-                stdin: "protocol=http\nhost=127.0.0.1\n\n"
+                ["git-credential", "--host", host, "--user", "ann@example.com", "--username", "x-access-token", "get"],
+                stdin: "protocol=http\nhost=\(host)\n\n"
             )
             #expect(answer.stdout.hasPrefix("username=x-access-token\npassword=ey"), "\(answer.stdout)")
             #expect(answer.stdout.contains("password_expiry_utc="))
@@ -164,6 +165,139 @@ struct GitCredentialTests {
             #expect(now.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != String(token))
             let retried = try await setup.git(["clone", "--quiet", "\(setup.url)/project.git", work])
             #expect(retried.status == 0, "\(retried.stderr)")
+        }
+    }
+
+    /// `git credential fill` for `url` (real git, which runs the configured helpers): the helper's answer and stderr.
+    static func fill(_ setup: Setup, _ url: String, _ options: [String] = []) async throws -> ProcessOutput {
+        let parts = url.split(separator: "/", omittingEmptySubsequences: true)
+        let scheme = String(parts[0].dropLast())
+        let host = String(parts[1])
+        return try await runProcess(
+            "/usr/bin/git",
+            options + ["credential", "fill"],
+            stdin: "protocol=\(scheme)\nhost=\(host)\n\n",
+            environment: setup.environment
+        )
+    }
+
+    /// Issue 36 item 5: with usher as git's helper for every URL (`credential.helper`, as the docs showed), git asked
+    /// it for a plain http server's credentials and sent the token there in clear text. The helper answers only for
+    /// the hosts it was given, and only over https (http to loopback alone), and says why it answered nothing.
+    @Test func theHelperAnswersOnlyForItsHostsAndNeverOverPlainHTTP() async throws {
+        try await DaemonProcess.with { daemon in
+            let setup = try await Self.setUp(daemon)
+            defer { setup.directory.remove() }
+            let client = try daemon.connect()
+            _ = try await Self.logIn(client, "ann@example.com")
+            let usher = try BuiltProducts.path(of: "usher")
+            // usher for every URL, as credential.helper = usher does.
+            _ = try await setup.git(["config", "--global", "credential.helper", "!\(usher) git-credential"])
+
+            for url in ["http://git.example.com", "https://git.example.com", "https://evil.example.org"] {
+                let answer = try await Self.fill(setup, url)
+                #expect(!answer.stdout.contains("password="), "\(url): \(answer.stdout)")
+                #expect(answer.stderr.contains("usher: no token for git:"), "\(url): \(answer.stderr)")
+            }
+            let plain = try await Self.fill(setup, "http://git.example.com")
+            #expect(plain.stderr.contains("plain http"), "\(plain.stderr)")
+
+            // Hosts named in git's usher.host settings: https only, never plain http to them.
+            let named = ["-c", "usher.host=git.example.com"]
+            let https = try await Self.fill(setup, "https://git.example.com", named)
+            #expect(https.stdout.contains("password=ey"), "\(https.stdout) \(https.stderr)")
+            #expect(!(try await Self.fill(setup, "http://git.example.com", named)).stdout.contains("password="))
+            #expect(!(try await Self.fill(setup, "https://git.example.com:8443", named)).stdout.contains("password="))
+            #expect(!(try await Self.fill(setup, "https://evil.example.org", named)).stdout.contains("password="))
+
+            // setup-git records its host in the helper: that host alone, and http only because it is loopback.
+            _ = try await setup.git(["config", "--global", "--unset-all", "credential.helper"])
+            let configured = try await setup.usher(["setup-git", "--host", setup.url])
+            #expect(configured.status == 0, "\(configured.stderr)")
+            let helper = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
+            let host = String(setup.url.dropFirst("http://".count))
+            #expect(helper.stdout.contains("git-credential --host \(host)"), "\(helper.stdout)")
+            #expect(try await Self.fill(setup, setup.url).stdout.contains("password=ey"))
+            let refusedPlain = try await setup.usher(["setup-git", "--host", "http://git.example.com"])
+            #expect(refusedPlain.status == 2, "\(refusedPlain.stderr)")
+            #expect(refusedPlain.stderr.contains("https"), "\(refusedPlain.stderr)")
+        }
+    }
+
+    /// Issues 36 item 8 and 42 item 10: usher run through a symbolic link named `usher` to the one program (as the
+    /// package can install it, as busybox's applets are) records a command that runs the CLI, not `usherd`'s path
+    /// (which git would have started the daemon by); the installed usher when it is this program; and says when the
+    /// path is a build directory's.
+    @Test func setupRecordsACommandThatRunsTheCLIAndOutlivesTheBuild() async throws {
+        try await DaemonProcess.with { daemon in
+            let setup = try await Self.setUp(daemon)
+            defer { setup.directory.remove() }
+            let client = try daemon.connect()
+            _ = try await Self.logIn(client, "ann@example.com")
+            let usherd = try BuiltProducts.path(of: "usherd")
+            let links = setup.directory.file("links")
+            try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: "\(links)/usher", withDestinationPath: usherd)
+            var environment = setup.environment
+            environment["PATH"] = "/usr/bin:/bin"
+
+            // No usher on PATH: the link itself, with a warning that it is not an installed usher.
+            let configured = try await runProcess(
+                "\(links)/usher",
+                ["setup-git", "--host", setup.url],
+                environment: environment
+            )
+            #expect(configured.status == 0, "\(configured.stderr)")
+            #expect(configured.stderr.contains("warning"), "\(configured.stderr)")
+            #expect(configured.stderr.contains("build directory"), "\(configured.stderr)")
+            let helper = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
+            #expect(helper.stdout.contains("!\(links)/usher git-credential"), "\(helper.stdout)")
+            #expect(!helper.stdout.contains("usherd"), "\(helper.stdout)")
+            // And git's helper is the CLI: it answers.
+            #expect(try await Self.fill(setup, setup.url).stdout.contains("password=ey"))
+
+            // An installed usher on PATH that is this program (a copy of it): that one, and no warning.
+            let bin = setup.directory.file("bin")
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: usherd, toPath: "\(bin)/usher")
+            environment["PATH"] = "\(bin):/usr/bin:/bin"
+            let installed = try await runProcess(
+                "\(links)/usher",
+                ["setup-git", "--host", setup.url],
+                environment: environment
+            )
+            #expect(installed.status == 0, "\(installed.stderr)")
+            #expect(!installed.stderr.contains("warning"), "\(installed.stderr)")
+            let recorded = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
+            #expect(recorded.stdout.contains("!\(bin)/usher git-credential"), "\(recorded.stdout)")
+            #expect(try await Self.fill(setup, setup.url).stdout.contains("password=ey"))
+
+            // setup-kube records the same command.
+            let kubeconfig = setup.directory.file("kubeconfig")
+            try """
+            apiVersion: v1
+            kind: Config
+            clusters:
+            - name: c
+              cluster:
+                server: https://127.0.0.1:6443
+            contexts:
+            - name: c
+              context:
+                cluster: c
+            users: []
+
+            """.write(toFile: kubeconfig, atomically: true, encoding: .utf8)
+            environment["PATH"] = "/usr/bin:/bin"
+            let kube = try await runProcess(
+                "\(links)/usher",
+                ["setup-kube", "--context", "c", "--kubeconfig", kubeconfig],
+                environment: environment
+            )
+            #expect(kube.status == 0, "\(kube.stderr)")
+            #expect(kube.stderr.contains("warning"), "\(kube.stderr)")
+            let written = try String(contentsOfFile: kubeconfig, encoding: .utf8)
+            #expect(written.contains("command: \(links)/usher\n"), "\(written)")
         }
     }
 }

@@ -134,7 +134,8 @@ struct ToolRecipeTests {
             environment["PATH"] = "\(bin):" + (environment["PATH"] ?? "")
             let filled = try await runProcess(
                 "/usr/bin/git",
-                ["-c", "credential.helper=usher", "credential", "fill"],
+                // usher answers only for the hosts it is told of: here git's usher.host setting.
+                ["-c", "credential.helper=usher", "-c", "usher.host=git.example.com", "credential", "fill"],
                 stdin: "protocol=https\nhost=git.example.com\n\n",
                 environment: environment.merging(["GIT_TERMINAL_PROMPT": "0"]) { _, new in new }
             )
