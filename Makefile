@@ -48,6 +48,10 @@ TEST_APT_PACKAGES += valgrind libglib2.0-dev
 # conflict with it).
 TEST_APT_PACKAGES += git curl msmtp
 KUBECTL_APT_PACKAGE = $(if $(shell command -v kubectl),,kubernetes-client)
+# And Debian 12's own kubectl (kubernetes-client, 1.20) in any case, whatever kubectl is installed: usher setup-kube is
+# tested with both (KubeCredentialTests). Downloaded and unpacked under .build, not installed, so that it never
+# conflicts with the machine's kubectl.
+DEBIAN_KUBECTL = .build/debian-kubectl/usr/bin/kubectl
 
 # The real OpenID Connect servers the tests log in at (Tests/Fixtures/oidc-server): django-oauth-toolkit from PyPI,
 # and idpyoidc for token exchange (RFC 8693), which django-oauth-toolkit lacks. oauthlib is pinned: 4.0.1 breaks
@@ -185,7 +189,7 @@ deps:
 	$(call apt_install,$(BUILD_APT_PACKAGES))
 
 # What the tests need besides: test tools, and the OpenID Connect servers in their own virtual environment.
-test-deps: deps
+test-deps: deps $(DEBIAN_KUBECTL)
 	$(call apt_install,$(TEST_APT_PACKAGES) $(KUBECTL_APT_PACKAGE))
 	@$(TEST_PYTHON) -c '$(PIP_CHECK)' 2>/dev/null || { \
 	  echo "Installing the OpenID Connect test servers into $(TEST_VENV): $(PIP_PACKAGES)"; \
@@ -196,6 +200,15 @@ test-deps: deps
 
 build: deps
 	$(SWIFT) build
+
+$(DEBIAN_KUBECTL):
+	@echo "Unpacking Debian's kubernetes-client (kubectl 1.20) into $(dir $(DEBIAN_KUBECTL))"
+	@rm -rf .build/debian-kubectl && mkdir -p .build/debian-kubectl
+	@if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	cd .build/debian-kubectl && { apt-get download -qq kubernetes-client 2>/dev/null || \
+	  { $$SUDO apt-get update -qq && apt-get download -qq kubernetes-client; }; } && \
+	dpkg-deb -x kubernetes-client_*.deb . && rm -f kubernetes-client_*.deb
+	@test -x $(DEBIAN_KUBECTL)
 
 # Ends, as `ssh-agent -s` does, with the line to paste into another shell so that `usher` finds this daemon.
 run: build

@@ -75,16 +75,19 @@ extension Usher {
         }
     }
 
-    /// `usher setup-kube`: points a kubeconfig context at `usher kube-credential`, with kubectl's own `config`
-    /// commands, which leave the rest of the file as it was.
+    /// `usher setup-kube`: points a kubeconfig context at `usher kube-credential`, written into the kubeconfig by usher
+    /// itself (`Kubeconfig`), not with `kubectl config set-credentials`, which panics in the kubectl Debian 12 ships.
     struct SetupKube: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "setup-kube",
             abstract: "Make usher the credential plugin of a kubectl context.",
             discussion: """
-                Runs kubectl config set-credentials (an exec stanza that runs usher kube-credential) and kubectl \
-                config set-context --user, so that only the user of that context changes in the kubeconfig \
-                (KUBECONFIG or --kubeconfig, as kubectl finds it). The credential entry is named usher-CONTEXT.
+                Writes a user named usher-CONTEXT, whose exec stanza runs usher kube-credential, into the \
+                kubeconfig, and makes it the user of the context; everything else in the file (other users, \
+                contexts, clusters, preferences, extensions) stays as it was, comments aside. The kubeconfig is \
+                --kubeconfig, else the file of KUBECONFIG that defines the context, else ~/.kube/config. It needs \
+                no kubectl, and works with any (Debian 12's 1.20 included). The command recorded is the installed \
+                usher when it is this program, as for setup-git.
                 """
         )
 
@@ -97,7 +100,7 @@ extension Usher {
         @Option(help: "How long the token must stay valid at least (as usher token --min-valid).")
         var minValid: String?
 
-        @Option(help: "The kubeconfig file (default: kubectl's).")
+        @Option(help: "The kubeconfig file (default: the one of KUBECONFIG that has the context, or ~/.kube/config).")
         var kubeconfig: String?
 
         @Option(help: "The ExecCredential API version.")
@@ -111,18 +114,121 @@ extension Usher {
 
         func run() throws {
             let name = "usher-\(self.context)"
-            let file = self.kubeconfig.map { ["--kubeconfig", $0] } ?? []
+            let program = try ProgramPath.forOtherTools()
             var arguments = ["kube-credential"]
             if let user = self.user { arguments += ["--user", user] }
             if let minValid = self.minValid { arguments += ["--min-valid", minValid] }
-            try Spawn.run(
-                ["kubectl", "config", "set-credentials", name] + file + [
-                    "--exec-command=\(try ProgramPath.forOtherTools().path)",
-                    "--exec-api-version=\(self.apiVersion)",
-                ] + arguments.map { "--exec-arg=\($0)" }
-            )
-            try Spawn.run(["kubectl", "config", "set-context", self.context, "--user=\(name)"] + file)
+            // What kubectl config set-credentials writes, with interactiveMode Never: usher never reads kubectl's
+            // terminal (kubectl 1.20 ignores the key; later ones need it for the v1 API).
+            let exec = Kubeconfig.Node.mapping([
+                .init(key: "apiVersion", value: Kubeconfig.string(self.apiVersion)),
+                .init(key: "args", value: .sequence(arguments.map(Kubeconfig.string))),
+                .init(key: "command", value: Kubeconfig.string(program.path)),
+                .init(key: "env", value: .null),
+                .init(key: "interactiveMode", value: .scalar("Never")),
+                .init(key: "provideClusterInfo", value: .scalar("false")),
+            ])
+            let (path, text) = try self.file()
+            do {
+                var config = try Kubeconfig(parsing: text)
+                try config.setExecUser(name, exec: exec, forContext: self.context)
+                try TextFile.replace(path, with: config.text)
+            } catch let problem as Kubeconfig.Problem {
+                throw CLIError("cannot set up \(Terminal.escaped(path)): \(Terminal.escaped(problem.description))")
+            }
+            if let warning = program.warning { Output.error("usher: warning: kubectl runs \(warning)") }
             Output.line("kubectl context \(Terminal.escaped(self.context)) gets its token from usher.")
+        }
+
+        /// The kubeconfig to change and its text: --kubeconfig; else the first file of `KUBECONFIG` (a list, as
+        /// kubectl reads it) that defines the context; else `~/.kube/config`.
+        func file() throws -> (path: String, text: String) {
+            if let path = self.kubeconfig { return (path, try TextFile.read(path) ?? "") }
+            let list = getenv("KUBECONFIG").map { String(cString: $0) } ?? ""
+            let paths = list.split(separator: ":").map(String.init).filter { !$0.isEmpty }
+            if !paths.isEmpty {
+                for path in paths {
+                    guard let text = try TextFile.read(path) else { continue }
+                    if (try? Kubeconfig(parsing: text).hasContext(self.context)) == true { return (path, text) }
+                }
+                throw CLIError(
+                    "no file of KUBECONFIG (\(Terminal.escaped(list))) defines the context "
+                        + "\(Terminal.escaped(self.context)) (kubectl config get-contexts lists them)"
+                )
+            }
+            guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else {
+                throw CLIError("no kubeconfig: set --kubeconfig, KUBECONFIG or HOME")
+            }
+            let path = home + "/.kube/config"
+            return (path, try TextFile.read(path) ?? "")
+        }
+    }
+}
+
+/// Whole text files, for the kubeconfig: read at once, replaced atomically.
+enum TextFile {
+    /// The file's text; nil when it does not exist. At most 16 MiB: a kubeconfig is a few kilobytes.
+    static func read(_ path: String) throws -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw CLIError("cannot read \(Terminal.escaped(path)): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw CLIError("cannot read \(Terminal.escaped(path)): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            bytes += buffer[0..<count]
+            guard bytes.count <= 16 << 20 else { throw CLIError("\(Terminal.escaped(path)) is larger than 16 MiB") }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Replaces the file (the one a symbolic link points to) with `text`: a new file beside it with the old one's
+    /// mode (0600 for a new one: a kubeconfig holds credentials), synced, then renamed over it, so that a reader
+    /// never sees half a file.
+    static func replace(_ path: String, with text: String) throws {
+        var target = path
+        if let resolved = realpath(path, nil) {
+            target = String(cString: resolved)
+            free(resolved)
+        }
+        var mode: mode_t = 0o600
+        var status = stat()
+        if stat(target, &status) == 0 { mode = status.st_mode & 0o7777 }
+        let directory = target.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+            .joined(separator: "/")
+        if !directory.isEmpty, access(directory, F_OK) != 0 { mkdir(directory, 0o700) }
+        let temporary = "\(target).usher-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else {
+            throw CLIError("cannot write \(Terminal.escaped(temporary)): \(String(cString: strerror(errno)))")
+        }
+        fchmod(descriptor, mode)
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                unlink(temporary)
+                throw CLIError("cannot write \(Terminal.escaped(temporary)): \(reason)")
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard synced, rename(temporary, target) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw CLIError("cannot replace \(Terminal.escaped(target)): \(reason)")
         }
     }
 }

@@ -14,11 +14,33 @@ struct KubeCredentialTests {
         ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// Debian 12's own kubectl (kubernetes-client 1.20), which `make test-deps` unpacks under .build whatever kubectl
+    /// the machine has: its `kubectl config set-credentials` panics on kubeconfigs like the one below (issue 42).
+    static let debianKubectl = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/debian-kubectl/usr/bin/kubectl").path
+
     @Test func kubectlGetsItsTokenFromUsherAndFailsWithoutOne() async throws {
         guard let kubectl = Self.kubectl() else {
             Issue.record("kubectl is not installed: make test-deps installs Debian's kubernetes-client")
             return
         }
+        try await Self.check(kubectl)
+    }
+
+    @Test func setupKubeWorksWithDebian12sKubectl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.debianKubectl) else {
+            Issue.record("\(Self.debianKubectl) is missing: make test-deps unpacks Debian's kubernetes-client there")
+            return
+        }
+        let version = try await runProcess(Self.debianKubectl, ["version", "--client"])
+        #expect(version.stdout.contains("v1.20."), "\(version.stdout)")
+        try await Self.check(Self.debianKubectl)
+    }
+
+    /// setup-kube on a realistic kubeconfig (a cluster with a certificate-authority file and an extension, another
+    /// cluster, context and user, preferences) that `kubectl` wrote, then `kubectl` against the test API server with
+    /// the token usher gives it.
+    static func check(_ kubectl: String) async throws {
         try await DaemonProcess.with { daemon in
             let directory = try TestDirectory()
             defer { directory.remove() }
@@ -33,8 +55,10 @@ struct KubeCredentialTests {
             let url = String(listening.dropFirst("listening on ".count))
             let usher = URL(fileURLWithPath: try BuiltProducts.path(of: "usher")).deletingLastPathComponent().path
             let kubeconfig = directory.file("kubeconfig")
+            // This kubectl is the one on PATH too, the one a user of that machine has.
+            let tools = URL(fileURLWithPath: kubectl).deletingLastPathComponent().path
             let environment = [
-                "PATH": "\(usher):/usr/bin:/bin", "HOME": directory.path, "KUBECONFIG": kubeconfig,
+                "PATH": "\(usher):\(tools):/usr/bin:/bin", "HOME": directory.path, "KUBECONFIG": kubeconfig,
                 "USHER_SOCKET": daemon.socketPath,
             ]
             func run(_ executable: String, _ arguments: [String]) async throws -> ProcessOutput {
@@ -45,17 +69,66 @@ struct KubeCredentialTests {
                     "config", "set-cluster", "test", "--server=\(url)",
                     "--certificate-authority=\(directory.file("ca.pem"))",
                 ],
-                ["config", "set-context", "test", "--cluster=test"],
+                ["config", "set-cluster", "other", "--server=https://other.example:6443"],
+                ["config", "set-context", "other", "--cluster=other", "--user=admin", "--namespace=ops"],
+                ["config", "set-context", "test", "--cluster=test", "--namespace=dev"],
                 ["config", "use-context", "test"],
             ] {
                 let configured = try await run(kubectl, arguments)
                 #expect(configured.status == 0, "\(configured.stderr)")
             }
+            // What kubectl config does not set: preferences and an extension, as other tools write them; and another
+            // user, which Debian's kubectl cannot add (its set-credentials is the command that panics).
+            var written = try String(contentsOfFile: kubeconfig, encoding: .utf8)
+            written =
+                written.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                    line.hasPrefix("users:") ? "users:\n- name: admin\n  user:\n    token: admin-token" : String(line)
+                }.joined(separator: "\n")
+            written = written.replacingOccurrences(of: "preferences: {}", with: "preferences:\n  colors: true")
+            written = written.replacingOccurrences(
+                of: "    server: \(url)\n",
+                with: "    server: \(url)\n    extensions:\n    - name: usher.test/marker\n      extension:\n"
+                    + "        note: \"kept: yes\"\n"
+            )
+            try written.write(toFile: kubeconfig, atomically: true, encoding: .utf8)
+            let before = try await run(kubectl, ["config", "view", "-o", "json"])
+            #expect(before.status == 0, "\(before.stderr)")
+
             let setup = try await run(try BuiltProducts.path(of: "usher"), ["setup-kube", "--context", "test"])
             #expect(setup.status == 0, "\(setup.stderr)")
             let stanza = try String(contentsOfFile: kubeconfig, encoding: .utf8)
             #expect(stanza.contains("kube-credential"), "\(stanza)")
-            #expect(stanza.contains("server: \(url)"), "the rest of the kubeconfig stays: \(stanza)")
+            #expect(stanza.contains("command: \(try BuiltProducts.path(of: "usher"))"), "\(stanza)")
+
+            // Everything else stays, as kubectl reads it: the rest of the view is the one before.
+            let after = try await run(kubectl, ["config", "view", "-o", "json"])
+            #expect(after.status == 0, "\(after.stderr)")
+            var expected = try JSONDecoder().decode(JSONValue.self, from: Data(before.stdout.utf8))
+            let actual = try JSONDecoder().decode(JSONValue.self, from: Data(after.stdout.utf8))
+            let users = actual["users"]?.arrayValue ?? []
+            #expect(users.map { $0["name"] } == ["admin", "usher-test"])
+            #expect(
+                users.first?["user"]?["token"] != nil,
+                "the other user keeps its credentials: \(after.stdout)"
+            )
+            let exec = users.last?["user"]?["exec"]
+            #expect(exec?["args"] == ["kube-credential"])
+            #expect(exec?["apiVersion"] == "client.authentication.k8s.io/v1beta1")
+            // The only differences: the new user, and the context's user.
+            if case .object(var root) = expected, case .array(var contexts)? = root["contexts"],
+                let index = contexts.firstIndex(where: { $0["name"] == "test" }),
+                case .object(var context) = contexts[index], case .object(var inner)? = context["context"]
+            {
+                inner["user"] = "usher-test"
+                context["context"] = .object(inner)
+                contexts[index] = .object(context)
+                root["contexts"] = .array(contexts)
+                root["users"] = .array(users)
+                expected = .object(root)
+            }
+            #expect(actual == expected, "before: \(before.stdout)\nafter: \(after.stdout)")
+            #expect(actual["preferences"] == ["colors": true])
+            #expect(after.stdout.contains("usher.test/marker"))
 
             // Nobody logged in: kubectl fails, with usher's reason.
             let refused = try await run(kubectl, ["get", "--raw", "/api"])
@@ -73,6 +146,16 @@ struct KubeCredentialTests {
             let version = try await run(kubectl, ["version", "-o", "json"])
             #expect(version.stdout.contains("v1.30.0-usher-test"), "\(version.stdout) \(version.stderr)")
             #expect(server.stderr.contains("request by ann@example.com /api"))
+
+            // Again: the same file (setup-kube is idempotent).
+            let again = try await run(try BuiltProducts.path(of: "usher"), ["setup-kube", "--context", "test"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(try String(contentsOfFile: kubeconfig, encoding: .utf8) == stanza)
+            // A context the kubeconfig does not have: an error that says so, the file untouched.
+            let unknown = try await run(try BuiltProducts.path(of: "usher"), ["setup-kube", "--context", "nope"])
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr.contains("nope"), "\(unknown.stderr)")
+            #expect(try String(contentsOfFile: kubeconfig, encoding: .utf8) == stanza)
         }
     }
 
