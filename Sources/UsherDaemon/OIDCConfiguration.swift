@@ -34,6 +34,17 @@ extension DaemonConfiguration {
             }
             configuration.scopes = scopes
         }
+        if let prompt = try section.string("prompt") {
+            let values = prompt.split(separator: " ", omittingEmptySubsequences: false)
+            guard prompt.isEmpty || values.allSatisfy({ ["none", "login", "consent", "select_account"].contains($0) })
+            else {
+                throw section.error(
+                    "prompt",
+                    "must be \"\" or space-separated values of none, login, consent, select_account, not \"\(prompt.prefix(64))\""
+                )
+            }
+            configuration.prompt = prompt
+        }
         if let redirectURI = try section.string("redirect_uri") {
             if let problem = OIDCProviderConfiguration.problem(withRedirectURI: redirectURI) {
                 throw section.error("redirect_uri", problem)

@@ -37,6 +37,7 @@ struct OIDCConfigurationTests {
         ),
         (Self.base + "issuer = \"https://id.example.com\"\nscopes = [\"openid profile\"]\n", "providers.corp.scopes"),
         (Self.base + "issuer = \"https://id.example.com\"\nscopes = []\n", "providers.corp.scopes"),
+        (Self.base + "issuer = \"https://id.example.com\"\nprompt = \"always\"\n", "providers.corp.prompt"),
         (
             Self.base + "issuer = \"https://id.example.com\"\nrequest_timeout = \"1h\"\n",
             "providers.corp.request_timeout"
@@ -143,7 +144,7 @@ struct OIDCConfigurationTests {
                 section.append(body)
             }
         }
-        #expect(section.count == 15, "\(section)")
+        #expect(section.count == 16, "\(section)")
         let directory = try TestDirectory()
         defer { directory.remove() }
         try directory.write("corp.secret", "s3cret\n")

@@ -72,12 +72,15 @@ extension OIDCProvider {
                 expiresAt: expiresAt
             )
         }
-        let query = [
+        var parameters = [
             ("response_type", "code"), ("client_id", self.configuration.clientID), ("redirect_uri", redirect.uri),
             ("scope", self.scope), ("state", state), ("nonce", nonce),
             ("code_challenge", Base64URL.encode(challenge)), ("code_challenge_method", "S256"),
         ]
-        .map { "\(FormEncoding.queryEscape($0.0))=\(FormEncoding.queryEscape($0.1))" }.joined(separator: "&")
+        if let prompt = self.configuration.authorizationPrompt { parameters.append(("prompt", prompt)) }
+        let query =
+            parameters
+            .map { "\(FormEncoding.queryEscape($0.0))=\(FormEncoding.queryEscape($0.1))" }.joined(separator: "&")
         self.logger.debug("authorization code login started", metadata: ["redirect_uri": "\(redirect.uri)"])
         return StartedLogin(
             type: Kind.authorizationCode,

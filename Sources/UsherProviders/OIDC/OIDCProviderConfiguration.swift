@@ -24,6 +24,16 @@ package struct OIDCProviderConfiguration: Sendable, Hashable, CustomStringConver
     /// Read from `client_secret_file`; nil for public clients. Never logged or shown.
     package var clientSecret: String?
     package var scopes: [String]
+    /// The `prompt` of authorization requests (OpenID Connect Core 3.1.2.1): nil sends the default, `consent` when
+    /// `scopes` asks for `offline_access` (section 11: a provider that follows the text grants offline access only
+    /// after consent, and otherwise ties the refresh token to the browser session) and none otherwise; "" sends none.
+    package var prompt: String?
+
+    /// The `prompt` parameter an authorization request carries, if any.
+    package var authorizationPrompt: String? {
+        if let prompt = self.prompt { return prompt.isEmpty ? nil : prompt }
+        return self.scopes.contains("offline_access") ? "consent" : nil
+    }
     /// The loopback redirect of the authorization code flow; port 0 means any free port.
     package var redirectURI: String
     package var clientAuthentication: ClientAuthentication

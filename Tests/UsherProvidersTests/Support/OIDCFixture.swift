@@ -84,20 +84,23 @@ final class OIDCFixture: Sendable {
         redirectURI: String = "http://127.0.0.1:0/callback",
         timeoutMilliseconds: Int64 = 2000,
         issuer: String? = nil,
-        grantTypes: Set<String>? = nil
+        grantTypes: Set<String>? = nil,
+        prompt: String? = nil
     ) -> OIDCProvider {
-        OIDCProvider(
+        var configuration = OIDCProviderConfiguration(
+            issuer: issuer ?? self.issuer,
+            clientID: "usher",
+            clientSecret: clientSecret,
+            scopes: scopes,
+            redirectURI: redirectURI,
+            clientAuthentication: authentication,
+            requestTimeoutMilliseconds: timeoutMilliseconds,
+            grantTypes: grantTypes
+        )
+        configuration.prompt = prompt
+        return OIDCProvider(
             name: "corp",
-            configuration: OIDCProviderConfiguration(
-                issuer: issuer ?? self.issuer,
-                clientID: "usher",
-                clientSecret: clientSecret,
-                scopes: scopes,
-                redirectURI: redirectURI,
-                clientAuthentication: authentication,
-                requestTimeoutMilliseconds: timeoutMilliseconds,
-                grantTypes: grantTypes
-            ),
+            configuration: configuration,
             httpClient: self.client,
             clock: self.clock,
             background: self.background,

@@ -123,3 +123,29 @@ extension OIDCProviderTests {
         }
     }
 }
+
+/// `prompt=consent` goes with `offline_access` (issue 42, item 14): OpenID Connect Core section 11 has a provider grant
+/// offline access only after consent, and one that reads it strictly otherwise ties the refresh token to the browser.
+extension OIDCProviderTests {
+    static let promptCases: [(String, [String], String?, String?)] = [
+        ("offline_access asks for consent", ["openid", "email", "offline_access"], nil, "consent"),
+        ("no offline_access, no prompt", ["openid", "email", "profile"], nil, nil),
+        ("a configured prompt wins", ["openid", "offline_access"], "login consent", "login consent"),
+        ("an empty prompt sends none", ["openid", "offline_access"], "", nil),
+    ]
+
+    @Test(arguments: NamedCase.cases(Self.promptCases) { $0.0 })
+    func browserLoginsAskForConsentWithOfflineAccess(
+        _ testCase: NamedCase<(String, [String], String?, String?)>
+    ) async throws {
+        let (_, scopes, configured, expected) = testCase.value
+        try await OIDCFixture.with { fixture in
+            let provider = fixture.provider(clientSecret: nil, scopes: scopes, prompt: configured)
+            let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: 0)
+            let authorizeURL = try #require(begun.authorizeURL)
+            let query = try #require(URLComponents(string: authorizeURL)).queryItems ?? []
+            #expect(query.first { $0.name == "prompt" }?.value == expected)
+            #expect(query.filter { $0.name == "prompt" }.count == (expected == nil ? 0 : 1))
+        }
+    }
+}
