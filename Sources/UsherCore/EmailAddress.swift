@@ -1,3 +1,5 @@
+import UsherProtocol
+
 /// How usher compares emails: canonically equivalent spellings are one email, and case does not matter.
 ///
 /// `josé@ex.com` can arrive with a precomposed é (U+00E9, NFC: what most keyboards send) or with an e followed by a
@@ -7,6 +9,14 @@
 /// Normalised with the standard library's own NFC (the one `String`'s `==` compares with), not Foundation's
 /// `precomposedStringWithCanonicalMapping`: that one needs Foundation and ICU, which the daemon is leaving.
 package enum EmailAddress {
+    /// The `email` claim, only when `email_verified` is JSON `true` (OpenID Connect Core §5.1). `"true"`, `1`, a
+    /// missing claim or anything else gives nil: an address nobody proved to own must not label the user. The one
+    /// rule by which a login and `refresh_profile` take a provider's email as the user's.
+    package static func verified(email: JSONValue?, emailVerified: JSONValue?) -> String? {
+        guard case .bool(true)? = emailVerified else { return nil }
+        return email?.stringValue
+    }
+
     /// `email` in Normalization Form C, with its case as typed: what is stored and shown.
     package static func composed(_ email: some StringProtocol) -> String {
         let text = String(email)

@@ -82,6 +82,12 @@ extension SessionRegistry {
                 let shown = profile["name"]?.stringValue ?? profile["preferred_username"]?.stringValue
                 changed.name = replacingName ? shown : (shown ?? user.name)
                 changed.profile = profile
+                // The email follows a verified one, by the rule a login follows (`EmailAddress.verified`), so that the
+                // user is listed under the address a fresh login would give it.
+                if let email = EmailAddress.verified(email: profile["email"], emailVerified: profile["email_verified"])
+                {
+                    changed.email = email
+                }
             }
             if let customData { changed.customData = customData }
             guard changed != user else { return }

@@ -26,6 +26,26 @@ struct OIDCProfileTests {
 
     // MARK: - Profiles
 
+    /// A verified email that changed at the provider becomes the user's email, as a fresh login would make it (issue 42,
+    /// item 15): the user is listed under the address it has now.
+    @Test func refreshProfileTakesTheNewVerifiedEmail() async throws {
+        let server = try Self.server()
+        try await server.setEmail(of: "peggy", to: "peggy@example.com")
+        try await DaemonProcess.with(config: server.providers()) { daemon in
+            let client = try daemon.connect()
+            let login = try await Self.passwordLogin(client, "peggy")
+            #expect(login["user"]?["email"] == "peggy@example.com")
+            try await server.setEmail(of: "peggy", to: "peggy.new@example.com")
+            let refreshed = try await client.result("refresh_profile")
+            #expect(refreshed["user"]?["email"] == "peggy.new@example.com")
+            #expect(refreshed["user"]?["profile"]?["email"] == "peggy.new@example.com")
+            let listed = try #require(try await client.result("list_users")["users"]?.arrayValue)
+            #expect(listed.map { $0["email"] } == ["peggy.new@example.com"])
+            // A fresh login gives the same.
+            #expect(try await Self.passwordLogin(client, "peggy")["user"]?["email"] == "peggy.new@example.com")
+        }
+    }
+
     @Test func refreshProfileReadsTheClaimsAgainAfterTheyChangedAtTheProvider() async throws {
         let server = try Self.server()
         try await server.setProfile(of: "frank", firstName: "Frank", lastName: "Tester", groups: ["staff"])

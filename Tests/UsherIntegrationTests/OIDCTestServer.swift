@@ -6,7 +6,8 @@ import UsherTestSupport
 /// A real OpenID Connect provider for the tests: django-oauth-toolkit from `Tests/Fixtures/oidc-server`, with its
 /// database and signing key in a temporary directory, served on 127.0.0.1. `make deps` installs it.
 ///
-/// Users: alice to judy, mallory (deleted by one test) and olivia (revoked by one test), each with the password
+/// Users: alice to judy, mallory (deleted by one test), olivia (revoked by one test) and peggy (whose email one test
+/// changes), each with the password
 /// `<name>-password`. Clients: `usher-code` (public, authorization code + PKCE), `usher-device` (public, device
 /// flow), `usher-password` (secret `password-secret`), `usher-short` (secret `short-secret`, 4-second access tokens),
 /// `usher-service` (secret `service-secret`, client credentials). See the fixture's `server.py`.
@@ -140,6 +141,12 @@ final class OIDCTestServer: @unchecked Sendable {
             ["server.py", "set-profile", self.directory.file("state"), user, firstName, lastName] + groups
         )
         guard output.status == 0 else { throw TestSupportError("set-profile failed: \(output.stderr)") }
+    }
+
+    /// Changes `user`'s email at the server (its `email` claim changes, still verified).
+    func setEmail(of user: String, to email: String) async throws {
+        let output = try await Self.python(["server.py", "set-email", self.directory.file("state"), user, email])
+        guard output.status == 0 else { throw TestSupportError("set-email failed: \(output.stderr)") }
     }
 
     /// Makes every access token of `user` expired at the server.

@@ -117,12 +117,10 @@ extension OIDCProvider {
         )
     }
 
-    /// The `email` claim, only when `email_verified` is JSON `true` (OpenID Connect Core §5.1). `"true"`, `1`, a
-    /// missing claim or anything else leaves the user without an email: an address nobody proved to own must not
-    /// label the user.
+    /// The `email` claim, only when `email_verified` is JSON `true` (`EmailAddress.verified`, the rule
+    /// `refresh_profile` follows too).
     static func verifiedEmail(_ claims: [String: JSONValue]) -> String? {
-        guard case .bool(true)? = claims["email_verified"] else { return nil }
-        return claims["email"]?.stringValue
+        EmailAddress.verified(email: claims["email"], emailVerified: claims["email_verified"])
     }
 
     func verifiedIDToken(

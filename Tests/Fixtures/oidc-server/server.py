@@ -8,10 +8,13 @@
     server.py tokens STATE_DIR USER   print USER's tokens as JSON: {"access", "refresh_active", "refresh_revoked"}
     server.py set-profile STATE_DIR USER FIRST LAST [GROUP...]
                                       change USER's names and groups, as an administrator would (the server may run)
+    server.py set-email STATE_DIR USER EMAIL
+                                      change USER's email, as an administrator would (the server may run)
     server.py expire STATE_DIR USER   make every access token of USER expired (as if its lifetime had passed)
 
 Test users: alice, bob, carol, dave, erin, frank, grace, heidi, ivan, judy (password "<name>-password", email "<name>@example.com"),
-mallory, whom one test deletes through the account-deletion endpoint, and olivia, whose tokens one test revokes (the
+mallory, whom one test deletes through the account-deletion endpoint, olivia, whose tokens one test revokes, and
+peggy, whose email one test changes (the
 server is shared by the suites, which run in parallel: a user other tests hold sessions of is never deleted or revoked
 but by the one test that uses it).
 Clients (all sign ID tokens with RS256):
@@ -34,7 +37,7 @@ sys.dont_write_bytecode = True
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "olivia"]
+USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "olivia", "peggy"]
 CLIENTS = [
     # client_id, client type, grant, secret, redirect URIs
     ("usher-code", "public", "authorization-code", None, "http://127.0.0.1/callback"),
@@ -176,6 +179,16 @@ def set_profile(state_dir, username, first_name, last_name, groups):
     print(json.dumps({"ok": True}), flush=True)
 
 
+def set_email(state_dir, username, email):
+    django_setup(state_dir)
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.get(username=username)
+    user.email = email
+    user.save()
+    print(json.dumps({"ok": True}), flush=True)
+
+
 def expire(state_dir, username):
     django_setup(state_dir)
     from datetime import timedelta
@@ -200,6 +213,8 @@ if __name__ == "__main__":
         tokens(Path(sys.argv[2]), sys.argv[3])
     elif command == "set-profile" and len(sys.argv) >= 6:
         set_profile(Path(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:])
+    elif command == "set-email" and len(sys.argv) == 5:
+        set_email(Path(sys.argv[2]), sys.argv[3], sys.argv[4])
     elif command == "expire" and len(sys.argv) == 4:
         expire(Path(sys.argv[2]), sys.argv[3])
     else:
