@@ -64,11 +64,28 @@ static json_object *parse_json(const char *line, size_t len) {
         return root;
 }
 
+/* Whether the line holds the escape \u0000 (a NUL in a string or a key): a backslash run of odd length before the
+ * "u" makes it an escape, an even one is escaped backslashes followed by the text "u0000". Backslashes appear only in
+ * strings in JSON, so this finds every NUL json-c would put in a string, and in a key, which it would cut short
+ * without a word ("access_token\u0000x" read as "access_token"). */
+static bool has_escaped_nul(const char *line, size_t len) {
+        for (const char *p = line; (p = memmem(p, len - (size_t) (p - line), "\\u0000", 6)); p += 6) {
+                size_t at = (size_t) (p - line), backslashes = 1; /* line[at] is one */
+                while (backslashes <= at && line[at - backslashes] == '\\')
+                        backslashes++;
+                if (backslashes % 2 == 1)
+                        return true;
+        }
+        return false;
+}
+
 int message_parse(const char *line, size_t len, struct message *ret) {
         *ret = (struct message) {0};
         /* "\r\n" is a line end too. */
         if (len > 0 && line[len - 1] == '\r')
                 len--;
+        if (has_escaped_nul(line, len))
+                return -EBADMSG;
         json_object *root = parse_json(line, len);
         if (!root)
                 return -EBADMSG;

@@ -228,6 +228,12 @@ int main(void) {
                 free(deep);
         }
 
+        test_step("a NUL in any string or key: -EBADMSG, the connection closed; the text \\u0000 is fine");
+        CHECK(call_against("{\"id\":%ID%,\"result\":{\"note\":[\"fine\",\"not\\u0000fine\"]}}\n") == -EBADMSG);
+        CHECK(call_against("{\"id\":%ID%,\"result\":{\"access_token\\u0000x\":\"y\"}}\n") == -EBADMSG);
+        CHECK(call_against("{\"id\":%ID%,\"result\":{\"a\":\"\\\\\\u0000\"}}\n") == -EBADMSG);
+        CHECK(call_against("{\"id\":%ID%,\"result\":{\"a\":\"\\\\u0000\"}}\n") == 0);
+
         test_step("events within the bound, before an answer: every one kept");
         {
                 size_t len = strlen(small_event);
