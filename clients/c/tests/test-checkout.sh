@@ -17,8 +17,9 @@ work=$(mktemp -d /tmp/usher-c-checkout-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp "$walkthrough" "$work/app.c"
 printf '%s\n' "in $top:" "$build" "in a directory with app.c:" "$compile"
-# The reader's shell: none of this run's make variables, and PKG_CONFIG_PATH only as the page sets it.
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u PKG_CONFIG_PATH sh -eu -c "cd \"\$1\"
+# The reader's shell: none of this run's make variables (make puts those of its command line in the environment),
+# and PKG_CONFIG_PATH only as the page sets it.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u O -u USHER_BIN -u PKG_CONFIG_PATH sh -eu -c "cd \"\$1\"
 $build
 cd \"\$2\"
 $compile
