@@ -50,8 +50,9 @@ package struct DigestDemand: Sendable, Hashable {
 /// Hashing never holds up anyone else. A connection whose peer's digest is wanted waits for that digest before its
 /// first request is read, and only it does: the digests are computed on `workers` threads of their own (not the
 /// thread pool that identifies every new connection), taking turns by uid, with at most one file of a uid hashed at a
-/// time, so a uid that connects from many large executables delays only its own connections. A file larger than
-/// `maximumBytes` is not hashed at all: it has no digest, and rules with `executable_sha256` do not match it.
+/// time (and at most `maximumQueuedPerUID` waiting), so a uid that connects from many large executables delays only
+/// its own connections. A file larger than `maximumBytes` is not hashed at all: it has no digest, and rules with
+/// `executable_sha256` do not match it.
 ///
 /// It also lists the programs of the connections that are open, so that a reload which adds such a rule hashes
 /// their executables before the rule applies (`prepare(_:)`): a connection opened before the reload is judged
@@ -81,6 +82,9 @@ package final class ExecutableDigests: Sendable {
     static let cacheLimit = 1024
     /// Files hashed at once, at most.
     static let workers = 2
+    /// Files of one uid waiting to be hashed, at most (as many as `max_connections_per_uid` by default): beyond it a
+    /// program gets no digest, so a uid that connects and hangs up in a loop cannot grow the queue without end.
+    static let maximumQueuedPerUID = 64
     /// The largest executable hashed by default (`[limits] max_hashed_executable_bytes`).
     package static let defaultMaximumBytes: Int64 = 256 << 20
 
@@ -161,6 +165,10 @@ package final class ExecutableDigests: Sendable {
                 // Queued or being hashed already (a reload asked while the connection was still being set up).
                 state.waiting[key]!.append(ready)
                 return false
+            }
+            guard state.queued[uid, default: []].count < Self.maximumQueuedPerUID else {
+                program.setDigest(nil)
+                return true
             }
             state.waiting[key] = [ready]
             state.queued[uid, default: []].append(program)

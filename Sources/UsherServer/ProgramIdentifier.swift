@@ -143,18 +143,26 @@ package enum ProgramIdentifier {
     static let maximumDescriptorsSearched = 4096
 
     /// The close-on-exec descriptor through which process `pid` holds the socket connected to the one whose
-    /// `SO_COOKIE` is `cookie`; nil when it holds none, or not close-on-exec.
+    /// `SO_COOKIE` is `cookie`; nil when it holds none, or not close-on-exec. Its sockets are asked about newest
+    /// first (highest number): a client's connection is usually the last descriptor it opened.
     static func connection(of pid: Int32, cookie: UInt64) -> HeldConnection? {
-        guard let directory = opendir("/proc/\(pid)/fd") else { return nil }
-        defer { closedir(directory) }
-        var searched = 0
-        while let entry = readdir(directory), searched < Self.maximumDescriptorsSearched {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        var sockets: [(descriptor: Int32, inode: UInt64)] = []
+        do {
+            guard let directory = opendir("/proc/\(pid)/fd") else { return nil }
+            defer { closedir(directory) }
+            var searched = 0
+            while let entry = readdir(directory), searched < Self.maximumDescriptorsSearched {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                guard let descriptor = Int32(name) else { continue }
+                searched += 1
+                if let inode = Self.socketInode(descriptor, of: pid), inode <= UInt64(UInt32.max) {
+                    sockets.append((descriptor, inode))
+                }
             }
-            guard let descriptor = Int32(name) else { continue }
-            searched += 1
-            guard let inode = Self.socketInode(descriptor, of: pid), inode <= UInt64(UInt32.max) else { continue }
+        }
+        for (descriptor, inode) in sockets.sorted(by: { $0.descriptor > $1.descriptor }) {
             var peer: UInt32 = 0
             var own: UInt64 = 0
             var peerOfPeer: UInt32 = 0
