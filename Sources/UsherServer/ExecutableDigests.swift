@@ -153,12 +153,13 @@ package final class ExecutableDigests: Sendable {
         }
         let key = ObjectIdentifier(program)
         let answered: Bool = self.state.withLock { state in
-            if let cached = state.cache[file] {
-                program.setDigest(cached)
-                return true
-            }
+            // The cap first: a file cached before a reload lowered it is over it all the same.
             if file.size > state.maximumBytes {
                 program.setDigest(nil)
+                return true
+            }
+            if let cached = state.cache[file] {
+                program.setDigest(cached)
                 return true
             }
             if state.waiting[key] != nil {
@@ -223,12 +224,12 @@ package final class ExecutableDigests: Sendable {
             return
         }
         let (cached, maximumBytes) = self.state.withLock { ($0.cache[file], $0.maximumBytes) }
-        if let cached {
-            program.setDigest(cached)
-            return
-        }
         guard file.size <= maximumBytes else {
             program.setDigest(nil)
+            return
+        }
+        if let cached {
+            program.setDigest(cached)
             return
         }
         let digest =
