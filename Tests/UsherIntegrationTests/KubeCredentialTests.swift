@@ -159,6 +159,147 @@ struct KubeCredentialTests {
         }
     }
 
+    /// Kubeconfigs in the shapes people and tools write them: what kubectl reads from the file after setup-kube is what
+    /// it read before, but for the new user and the context's user.
+    static let shapes: [(String, String)] = [
+        (
+            "comments, quotes, flow collections and a block scalar",
+            """
+            # written by hand
+            apiVersion: v1
+            kind: Config
+            clusters:
+              - name: "prod"   # the production cluster
+                cluster: {server: 'https://prod.example:6443', insecure-skip-tls-verify: true}
+            contexts:
+              - name: prod
+                context:
+                  cluster: prod
+                  namespace: "team-a"
+                  user: ''
+            users:
+              - name: script
+                user:
+                  exec:
+                    apiVersion: client.authentication.k8s.io/v1beta1
+                    command: sh
+                    args: ["-c", "echo '{}' # not a comment"]
+                    env: [{name: A, value: "1"}]
+                  username: |
+                    line one
+                    line two
+            preferences: {}
+            current-context: prod
+            """
+        ),
+        (
+            "JSON",
+            #"""
+            {"apiVersion": "v1", "kind": "Config",
+             "clusters": [{"name": "prod", "cluster": {"server": "https://prod.example:6443"}}],
+             "contexts": [{"name": "prod", "context": {"cluster": "prod", "namespace": "n"}}],
+             "users": [], "preferences": {"colors": false}, "current-context": "prod"}
+            """#
+        ),
+        (
+            "a replaced usher user and values that look like numbers and booleans",
+            """
+            ---
+            apiVersion: v1
+            kind: Config
+            clusters:
+            - cluster:
+                server: https://prod.example:6443
+                tls-server-name: "8443"
+              name: prod
+            contexts:
+            - context:
+                cluster: prod
+                user: usher-prod
+              name: prod
+            users:
+            - name: usher-prod
+              user:
+                exec:
+                  apiVersion: client.authentication.k8s.io/v1beta1
+                  command: /old/usher
+                  args:
+                  - kube-credential
+            - name: "yes"
+              user:
+                token: "true"
+            """
+        ),
+    ]
+
+    @Test(arguments: 0..<3)
+    func setupKubeKeepsWhatKubectlReadsFromEveryShapeOfKubeconfig(_ index: Int) async throws {
+        guard let kubectl = Self.kubectl() else {
+            Issue.record("kubectl is not installed: make test-deps installs Debian's kubernetes-client")
+            return
+        }
+        let (what, text) = Self.shapes[index]
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let kubeconfig = directory.file("config")
+        try directory.write("config", text + "\n")
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KUBECONFIG": kubeconfig]
+        let before = try await runProcess(kubectl, ["config", "view", "--raw", "-o", "json"], environment: environment)
+        #expect(before.status == 0, "\(what): \(before.stderr)")
+        let setup = try await runProcess(
+            try BuiltProducts.path(of: "usher"),
+            ["setup-kube", "--context", "prod"],
+            environment: environment
+        )
+        #expect(setup.status == 0, "\(what): \(setup.stderr)")
+        let after = try await runProcess(kubectl, ["config", "view", "--raw", "-o", "json"], environment: environment)
+        #expect(after.status == 0, "\(what): \(after.stderr)")
+        guard case .object(var expected) = try JSONDecoder().decode(JSONValue.self, from: Data(before.stdout.utf8)),
+            case .object(let actual) = try JSONDecoder().decode(JSONValue.self, from: Data(after.stdout.utf8))
+        else {
+            Issue.record("\(what): kubectl config view is not a JSON object")
+            return
+        }
+        // The context's user is usher-prod, whose exec runs usher kube-credential.
+        let users = actual["users"]?.arrayValue ?? []
+        let usher = try #require(users.first { $0["name"] == "usher-prod" }, "\(what): \(after.stdout)")
+        #expect(usher["user"]?["exec"]?["command"]?.stringValue == (try BuiltProducts.path(of: "usher")))
+        #expect(usher["user"]?["exec"]?["args"] == ["kube-credential"])
+        if case .array(var contexts)? = expected["contexts"], case .object(var context)? = contexts.first,
+            case .object(var inner)? = context["context"]
+        {
+            inner["user"] = "usher-prod"
+            context["context"] = .object(inner)
+            contexts[0] = .object(context)
+            expected["contexts"] = .array(contexts)
+        }
+        // Every other user as it was, in its place.
+        let others = (expected["users"]?.arrayValue ?? []).filter { $0["name"] != "usher-prod" }
+        #expect(users.filter { $0["name"] != "usher-prod" } == others, "\(what): \(after.stdout)")
+        expected["users"] = actual["users"]
+        #expect(JSONValue.object(actual) == JSONValue.object(expected), "\(what):\n\(before.stdout)\n\(after.stdout)")
+    }
+
+    @Test func whatSetupKubeCannotReadIsRefusedAndLeftAlone() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        for (what, text) in [
+            ("an anchor", "clusters:\n- &c {name: prod}\ncontexts:\n- name: prod\n  context: {cluster: prod}\n"),
+            ("a tab", "contexts:\n\t- name: prod\n"),
+            ("two documents", "contexts: []\n---\ncontexts: []\n"),
+        ] {
+            try directory.write("config", text)
+            let run = try await runProcess(
+                try BuiltProducts.path(of: "usher"),
+                ["setup-kube", "--context", "prod", "--kubeconfig", directory.file("config")],
+                environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path]
+            )
+            #expect(run.status == 1, "\(what): \(run.stdout) \(run.stderr)")
+            #expect(run.stderr.contains("cannot set up"), "\(what): \(run.stderr)")
+            #expect(try String(contentsOfFile: directory.file("config"), encoding: .utf8) == text, "\(what)")
+        }
+    }
+
     @Test func theCredentialIsInTheAPIVersionKubectlAskedFor() async throws {
         try await DaemonProcess.with { daemon in
             let client = try daemon.connect()
