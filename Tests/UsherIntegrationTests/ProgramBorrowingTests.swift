@@ -241,8 +241,7 @@ struct ProgramBorrowingTests {
                 withIntermediateDirectories: true
             )
             chmod(daemon.directory.file("programs"), 0o755)
-            try daemon.directory.write("programs/kiosk-script", "#!/usr/bin/python3\n" + Self.helloScript)
-            chmod(script, 0o755)
+            try ExecutableFile.write("#!/usr/bin/python3\n" + Self.helloScript, to: script)
             let output = try await runProcess(
                 "/usr/bin/setpriv",
                 ["--reuid=nobody", "--regid=nogroup", "--clear-groups", script, daemon.socketPath]
