@@ -194,15 +194,19 @@ enum Format {
         pairs.append(("state", self.state(user.state)))
         pairs.append(("token", self.tokenSummary(user)))
         if let next = user.nextRefreshAt { pairs.append(("next refresh", self.timeWithDistance(next))) }
-        pairs += self.profileFields(user)
+        // The profile's name and email are shown once: above, when they are the user's own.
+        var shown: Set<String> = []
+        if let name = user.name, user.profile["name"]?.stringValue == name { shown.insert("name") }
+        if let email = user.email, user.profile["email"]?.stringValue == email { shown.insert("email") }
+        pairs += self.profileFields(user, leavingOut: shown)
         return Output.fields(pairs)
     }
 
     /// The profile's claims, one a line (`locale  en-GB`), and the custom data as its JSON; escaped, as they come from
     /// the provider.
-    static func profileFields(_ user: UserInfo) -> [(String, String)] {
+    static func profileFields(_ user: UserInfo, leavingOut shown: Set<String> = []) -> [(String, String)] {
         var pairs: [(String, String)] = []
-        for (name, value) in user.profile.claims.sorted(by: { $0.key < $1.key }) {
+        for (name, value) in user.profile.claims.sorted(by: { $0.key < $1.key }) where !shown.contains(name) {
             let text: String
             switch value {
             case .string(let string): text = string

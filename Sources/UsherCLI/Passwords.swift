@@ -69,7 +69,7 @@ extension Usher {
                 )
                 guard !session.json else { return }
                 Output.line(Terminal.escaped("Reset the password of \(result.email) at \(result.provider)."))
-                for userID in result.loggedOut { Output.line(Terminal.escaped("Logged out \(userID).")) }
+                for who in await session.names(of: result.loggedOut) { Output.line("Logged out \(who).") }
             }
         }
     }
@@ -188,7 +188,7 @@ extension Usher {
                 )
                 guard !session.json else { return }
                 Output.line(Terminal.escaped("Set a new password for \(result.email) at \(result.provider)."))
-                for userID in result.loggedOut { Output.line(Terminal.escaped("Logged out \(userID).")) }
+                for who in await session.names(of: result.loggedOut) { Output.line("Logged out \(who).") }
             }
         }
 

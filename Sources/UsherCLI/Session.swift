@@ -21,7 +21,13 @@ struct GlobalOptions: ParsableArguments {
     /// Connects, runs `body`, and disconnects.
     func withSession(_ body: (Session) async throws -> Void) async throws {
         try await UsherClient.withConnection(to: self.location) { client in
-            try await body(Session(client: client, json: self.json))
+            let session = Session(client: client, json: self.json)
+            do {
+                try await body(session)
+            } catch let error as ResponseError {
+                // Named as the CLI names users, while the connection is still open to look them up.
+                throw await session.humanized(error)
+            }
         }
     }
 }

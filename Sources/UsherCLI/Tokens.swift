@@ -42,7 +42,9 @@ extension Usher {
 
         func run() throws {
             let connection = try BlockingConnection(to: self.options.location)
-            let (token, json) = try self.token.token(on: connection, json: self.options.json)
+            let (token, json) = try connection.namingUsers {
+                try self.token.token(on: connection, json: self.options.json)
+            }
             if let json {
                 Output.json(json)
             } else if self.expires {
@@ -114,10 +116,9 @@ extension Usher {
                     let userID = try await session.userID(for: self.user)
                     let result = try await session.perform(CreateAPIKeyRequest(name: self.name, userID: userID))
                     if !session.json { Output.line(result.key) }
+                    let who = await session.name(of: result.userID)
                     Output.error(
-                        Terminal.escaped(
-                            "usher: API key \(result.name) of \(result.userID) will not be shown again; store it now."
-                        )
+                        "usher: API key \(Terminal.escaped(result.name)) of \(who) will not be shown again; store it now."
                     )
                 }
             }
@@ -140,7 +141,7 @@ extension Usher {
                     let result = try await session.perform(ListAPIKeysRequest(userID: userID))
                     guard !session.json else { return }
                     guard !result.apiKeys.isEmpty else {
-                        Output.line("No API keys for \(Terminal.escaped(result.userID)).")
+                        Output.line("No API keys for \(await session.name(of: result.userID)).")
                         return
                     }
                     let rows = result.apiKeys.map { [$0.name, Format.time($0.createdAt)] }
@@ -168,7 +169,8 @@ extension Usher {
                     let userID = try await session.userID(for: self.user)
                     let result = try await session.perform(DeleteAPIKeyRequest(name: self.name, userID: userID))
                     guard !session.json else { return }
-                    Output.line(Terminal.escaped("Deleted API key \(result.name) of \(result.userID)."))
+                    let who = await session.name(of: result.userID)
+                    Output.line("Deleted API key \(Terminal.escaped(result.name)) of \(who).")
                 }
             }
         }

@@ -88,7 +88,8 @@ extension Usher {
                     let who = Format.who(user)
                     var row = [
                         user.active ? "*" : " ",
-                        self.long ? who : Self.shortened(who, to: Self.userColumnWidth),
+                        // An id is never cut: it is what `usher switch` takes.
+                        self.long || who == user.id ? who : Self.shortened(who, to: Self.userColumnWidth),
                         Format.state(user.state),
                         user.tokenState.rawValue,
                         user.accessTokenExpiresAt.map { Format.relative($0, now: now) } ?? "-",

@@ -40,6 +40,9 @@ struct CLIOutputTests {
             #expect(lines[3].hasPrefix("*"))
             // Ids only for who has nothing else to go by (the anonymous user).
             #expect(!lines[1].contains(userIDs[0]) && !lines[2].contains(userIDs[1]))
+            // An id is shown whole, so that it can be copied into `usher switch` (issue 42, item 12).
+            #expect(lines[3].contains(userIDs[2]), "\(lines[3])")
+            #expect(try await Self.usher(daemon, ["switch", userIDs[2]]).status == 0)
             #expect(!users.stdout.contains("logged_in"))
 
             let long = try await Self.usher(daemon, ["users", "--long"])
@@ -50,6 +53,52 @@ struct CLIOutputTests {
             let bare = try await Self.usher(daemon, ["users", "--no-headers"])
             #expect(bare.stdout.split(separator: "\n").count == 3)
             #expect(!bare.stdout.contains("USER"))
+        }
+    }
+
+    /// The CLI's own messages and the daemon's errors it passes on name users by email, else name, else id (issue 42,
+    /// item 12), and say what to run as a CLI command.
+    @Test func messagesNameUsersAsPeopleDo() async throws {
+        let directory = try TestDirectory()
+        let hook = try AccountHooks.install(in: directory)
+        let config =
+            AccountHooks.config(hook: hook, extra: "[daemon]\ndefault_provider = \"plain\"\n")
+            + "\n[providers.plain]\ntype = \"local\"\n"
+        try await DaemonProcess.with(config: config) { daemon in
+            try await CLIScriptingTests.logIn(daemon, "ann@example.com")
+            let created = try await Self.usher(daemon, ["api-key", "create", "laptop"])
+            #expect(created.stderr.contains("API key laptop of ann@example.com will not"), "\(created.stderr)")
+            let deleted = try await Self.usher(daemon, ["api-key", "delete", "laptop"])
+            #expect(deleted.stdout == "Deleted API key laptop of ann@example.com.\n", "\(deleted.stdout)")
+            let none = try await Self.usher(daemon, ["api-key", "list"])
+            #expect(none.stdout == "No API keys for ann@example.com.\n", "\(none.stdout)")
+            // whoami names the email once.
+            let whoami = try await Self.usher(daemon, ["whoami"])
+            #expect(whoami.stdout.components(separatedBy: "ann@example.com").count == 2, "\(whoami.stdout)")
+
+            // The daemon's errors, passed on: by email, not by id.
+            #expect(try await Self.usher(daemon, ["logout"]).status == 0)
+            for arguments in [["token", "--user", "ann@example.com"], ["switch", "ann@example.com"]] {
+                let refused = try await Self.usher(daemon, arguments)
+                #expect(refused.status == 4, "\(arguments)")
+                #expect(refused.stderr.contains("user ann@example.com is logged out"), "\(refused.stderr)")
+                #expect(!refused.stderr.contains("u_"), "\(refused.stderr)")
+            }
+
+            // An unconfirmed account: what to run is the CLI's command.
+            let registered = try await Self.usher(
+                daemon,
+                ["register", "--provider", "local", "--email", "bob@example.com", "--password-stdin"],
+                stdin: "secret one\n"
+            )
+            #expect(registered.status == 0, "\(registered.stderr)")
+            let unconfirmed = try await Self.usher(
+                daemon,
+                ["login", "--provider", "local", "--email", "bob@example.com", "--password-stdin"],
+                stdin: "secret one\n"
+            )
+            #expect(unconfirmed.stderr.contains("usher confirm"), "\(unconfirmed.stderr)")
+            #expect(!unconfirmed.stderr.contains("confirm_user"), "\(unconfirmed.stderr)")
         }
     }
 

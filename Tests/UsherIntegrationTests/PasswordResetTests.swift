@@ -145,7 +145,9 @@ struct PasswordResetTests {
             )
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.contains("Reset the password of ann@example.com at local."))
-            #expect(run.stdout.contains("Logged out \(annID)."))
+            // Named as people name users, by email (issue 42, item 12), not by the id the daemon answered with.
+            #expect(run.stdout.contains("Logged out ann@example.com."), "\(run.stdout)")
+            #expect(!run.stdout.contains(annID))
             _ = try await client.result("login", Self.credentials("ann@example.com", "second secret"))
 
             let both = try await CLITests.usher(

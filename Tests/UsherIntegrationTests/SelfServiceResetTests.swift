@@ -152,7 +152,8 @@ struct SelfServiceResetTests {
             )
             #expect(complete.status == 0, "\(complete.stderr)")
             #expect(complete.stdout.contains("Set a new password for ann@example.com at local."))
-            #expect(complete.stdout.contains("Logged out \(annID)."))
+            #expect(complete.stdout.contains("Logged out ann@example.com."), "\(complete.stdout)")
+            #expect(!complete.stdout.contains(annID))
             _ = try await client.result("login", Self.credentials("second secret"))
         }
     }
