@@ -104,6 +104,15 @@ extension Usher {
                 """
         )
 
+        @OptionGroup var login: LoginOptions
+
+        func run() async throws { try await self.login.run() }
+    }
+
+    /// The options of `usher login`, and what they do: shared with `usher link`, which takes the same options. Kept
+    /// apart from the `Login` command so that `link` is not parsed as a subcommand of `login` (its usage line read
+    /// `usher login link`).
+    struct LoginOptions: ParsableArguments {
         @OptionGroup var options: GlobalOptions
 
         @Option(help: "The provider (default: the daemon's default provider).")

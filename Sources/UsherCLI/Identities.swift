@@ -21,7 +21,7 @@ extension Usher {
         @Option(help: "The user to link to: id or email (default: the active user of the seat).")
         var user: String?
 
-        @OptionGroup var login: Login
+        @OptionGroup var login: LoginOptions
 
         func validate() throws {
             if self.login.anonymous {

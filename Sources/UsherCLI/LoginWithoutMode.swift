@@ -2,7 +2,7 @@ import ArgumentParser
 import UsherClient
 
 /// `usher login` with no mode: what the provider takes decides, as `gh auth login` asks rather than fails.
-extension Usher.Login {
+extension Usher.LoginOptions {
     /// The flags that choose each credential type, for the message that names a provider's modes.
     static let flags: [String: String] = [
         "email_password": "--email", "anonymous": "--anonymous", "api_key": "--api-key-stdin",

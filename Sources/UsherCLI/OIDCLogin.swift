@@ -14,7 +14,7 @@ import Glibc
 
 /// The interactive logins of OpenID Connect providers: the browser flow (authorization code with PKCE on a loopback
 /// redirect, RFC 8252) and the device flow (RFC 8628).
-extension Usher.Login {
+extension Usher.LoginOptions {
     /// The browser flow: the daemon starts the login (state, nonce, PKCE), the CLI listens on the loopback redirect,
     /// opens (or prints) the URL, checks that the redirect carries the same state, and hands the code and verifier to
     /// the daemon, which exchanges them.

@@ -171,6 +171,19 @@ struct CLIScriptingTests {
         #expect(!version.stdout.isEmpty && version.stdout.hasSuffix("\n"))
     }
 
+    /// Every subcommand's usage names it as it is typed: `usher link`, not `usher login link` (issue 42, item 16), even
+    /// where one command takes another's options.
+    @Test func usageLinesNameTheCommandAsTyped() async throws {
+        for command in ["link", "login", "unlink", "token", "delete"] {
+            let help = try await Self.usher(nil, [command, "--help"])
+            #expect(help.status == 0, "\(command): \(help.stderr)")
+            #expect(help.stdout.contains("USAGE: usher \(command) "), "\(command): \(help.stdout)")
+        }
+        let wrong = try await Self.usher(nil, ["link", "--no-such-option"])
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.contains("See 'usher link --help'"), "\(wrong.stderr)")
+    }
+
     @Test func typosGetASuggestionAndAliasesWork() async throws {
         let typo = try await Self.usher(nil, ["logni"])
         #expect(typo.status == 2)
