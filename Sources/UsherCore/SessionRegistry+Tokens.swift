@@ -302,10 +302,16 @@ extension SessionRegistry {
             current.tokens?.refreshToken == session.tokens.refreshToken
         else { return }
         var status = self.tokenStatus[userID] ?? TokenStatus()
-        status.failures += 1
-        var retryAt = self.clock.now().adding(
+        let now = self.clock.now()
+        // A failure between two background attempts (a caller's `access_token` or `refresh` during the outage) neither
+        // lengthens the backoff nor moves the retry already due later: recovery once the provider is back waits no
+        // longer for the callers having asked. Only an attempt at (or after) the scheduled retry backs off further.
+        let pending = status.retryAt.flatMap { $0 > now ? $0 : nil }
+        if pending == nil || backoff != nil { status.failures += 1 }
+        var retryAt = now.adding(
             milliseconds: Int64.random(in: backoff ?? TokenDeadlines.backoffMilliseconds(failures: status.failures))
         )
+        if backoff == nil, let pending, pending < retryAt { retryAt = pending }
         if let refreshExpiresAt = current.tokens?.refreshExpiresAt, refreshExpiresAt < retryAt {
             retryAt = refreshExpiresAt
         }
