@@ -1,5 +1,4 @@
 import UsherClient
-import UsherProtocol
 
 /// Naming users the way docs/cli.md promises, in what the CLI prints and in the daemon's messages it passes on: by
 /// email, else by name, else by id. The daemon's answers and errors carry ids; the CLI looks the users up once.
