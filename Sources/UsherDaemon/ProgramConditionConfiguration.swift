@@ -1,3 +1,4 @@
+import CUsherLinux
 import Glibc
 import UsherServer
 
@@ -58,14 +59,40 @@ extension ProgramCondition {
 }
 
 extension AccessPolicy {
-    /// The warning to log when rules have program conditions that usherd cannot check for other users' peers: it
-    /// reads their `/proc/PID/exe`, which takes root or `CAP_SYS_PTRACE` (and `ProtectProc=invisible` without that
-    /// hides their processes altogether). nil when there is nothing to warn about.
+    /// The warning to log when rules have program conditions that usherd cannot check: for other users' peers, when
+    /// it cannot read their `/proc/PID/exe` (that takes root or `CAP_SYS_PTRACE`, and `ProtectProc=invisible` without
+    /// it hides their processes altogether); for every peer, when the kernel's socket diagnostics cannot be asked
+    /// which descriptor is a peer's end of its connection (no `unix_diag`, or `AF_NETLINK` not allowed). nil when there
+    /// is nothing to warn about.
     var programVisibilityWarning: String? {
         guard self.hasProgramRules else { return nil }
+        if let failure = Self.socketDiagnosticsFailure {
+            return "rules with executable, executable_sha256, unit or user_unit match no program: usherd cannot ask "
+                + "the kernel's socket diagnostics (unix_diag) which descriptor holds a connection (\(failure); see "
+                + "docs/least-privilege.md)"
+        }
         var buffer = [CChar](repeating: 0, count: 256)
         guard getuid() != 0, readlink("/proc/1/exe", &buffer, buffer.count) < 0 else { return nil }
         return "rules with executable, executable_sha256, unit or user_unit never match other users' programs: "
             + "usherd cannot read their /proc/PID/exe (it needs CAP_SYS_PTRACE; see docs/least-privilege.md)"
+    }
+
+    /// Why unix_diag cannot be asked about a socket pair of usherd's own; nil when it can.
+    private static var socketDiagnosticsFailure: String? {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return nil
+        }
+        defer {
+            close(pair[0])
+            close(pair[1])
+        }
+        var status = stat()
+        guard fstat(pair[0], &status) == 0 else { return nil }
+        var peer: UInt32 = 0
+        var cookie: UInt64 = 0
+        let result = usher_unix_diag(UInt32(truncatingIfNeeded: status.st_ino), &peer, &cookie)
+        guard result < 0 else { return nil }
+        return String(cString: strerror(-result))
     }
 }
