@@ -261,9 +261,10 @@ struct ProgramBorrowingTests {
 
     /// python: connect to argv[1], say hello, print the answer.
     static let helloScript = """
-        import socket, sys
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(sys.argv[1])
+        from socket import AF_UNIX, SOCK_STREAM, socket
+        from sys import argv, stdout
+        s = socket(AF_UNIX, SOCK_STREAM)
+        s.connect(argv[1])
         s.sendall(b'{"id":1,"method":"hello"}\\n')
         answer = b''
         while not answer.endswith(b'\\n'):
@@ -271,7 +272,7 @@ struct ProgramBorrowingTests {
             if not chunk:
                 break
             answer += chunk
-        sys.stdout.buffer.write(answer)
+        stdout.buffer.write(answer)
         """
 
     // MARK: - Item 4: digests
