@@ -1,9 +1,15 @@
+import Synchronization
 import Testing
 import UsherClient
 import UsherTestSupport
 
 // The Swift examples of docs/protocol.md, exactly as they are there (DocumentationTests checks that every line of
 // theirs is here), compiled and run against the real daemon.
+
+/// What the examples `print`, kept for the test to check instead of written among the test results, where the
+/// expiry `printExpiry` prints stood as a stray number line (issue 42).
+private let printed = Mutex<[String]>([])
+private func print(_ item: Any) { printed.withLock { $0.append("\(item)") } }
 
 func printExpiry(at location: SocketLocation = .resolve()) async throws {
     try await UsherClient.withConnection(to: location) { client in
@@ -73,6 +79,8 @@ struct ClientExampleTests {
             _ = try await client.result("login", ["credentials": ["type": "anonymous"]])
             let location = SocketLocation(path: daemon.socketPath)
             try await printExpiry(at: location)
+            let expiry = printed.withLock { $0.last.flatMap { Int($0) } }
+            #expect(expiry != nil && expiry! >= 300, "printExpiry printed \(printed.withLock { $0 })")
             let token = try currentToken(at: location)
             #expect(try await client.result("access_token")["access_token"]?.stringValue == token)
         }
