@@ -14,8 +14,10 @@ extension ResponseError {
             let whose = refusal.scope == .account ? "for this account" : "from this user"
             self = .rateLimited("too many failed logins \(whose); try again in \(seconds) s", retryAfter: seconds)
         case is CancellationError:
-            // Only ever seen in the audit record: the requester's connection closed before the answer.
-            self.init(.internal, "the connection closed before the request was answered")
+            // Only ever seen in the audit record: a request cancelled by a stopping daemon whose grace was over (or a
+            // `login_wait` whose client left, audited `cancelled` instead). A request is not cancelled because its
+            // client left (`ClientPresence`).
+            self.init(.internal, "the request was cancelled before it was answered")
         case let error as SessionError:
             switch error {
             case .providerNotFound(let name):
