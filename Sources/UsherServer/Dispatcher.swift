@@ -266,13 +266,6 @@ package final class Dispatcher: Sendable {
         )
     }
 
-    /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.
-    package func connectionClosed(_ context: Context) {
-        for lease in self.registry.leases.releaseAll(connectionID: context.connectionID) {
-            self.audit(
-                "release",
-                userID: nil,
-                outcome: "connection_closed",
     /// The answer to a request only root and usherd's own uid may make (`OwnerRule.administrator`), audited.
     private func notAdministrator(_ method: Method, _ head: RequestHead, _ context: Context) -> [UInt8] {
         self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", context)
@@ -285,6 +278,13 @@ package final class Dispatcher: Sendable {
         )
     }
 
+    /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.
+    package func connectionClosed(_ context: Context) {
+        for lease in self.registry.leases.releaseAll(connectionID: context.connectionID) {
+            self.audit(
+                "release",
+                userID: nil,
+                outcome: "connection_closed",
                 details: ["lease": "\(lease.lease)"],
                 context
             )
