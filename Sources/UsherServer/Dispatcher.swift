@@ -180,15 +180,15 @@ package final class Dispatcher: Sendable {
                 scope = handler.reach == .seats ? granted : .everywhere
             }
         }
+        let privileged = policy.isPrivileged(context.peer)
+        if handler.owner == .administrator, !privileged {
+            return .answered(self.notAdministrator(method, head, context))
+        }
         let params: Params
         do {
             params = try head.decodeParams()
         } catch {
             return .answered(LineCodec.encodeError(id: error.id, error.error))
-        let privileged = policy.isPrivileged(context.peer)
-        if handler.owner == .administrator, !privileged {
-            return .answered(self.notAdministrator(method, head, context))
-        }
         }
         let call = MethodHandler.Call(
             id: head.id,
