@@ -259,7 +259,7 @@ struct GitCredentialTests {
             // An installed usher on PATH that is this program (a copy of it): that one, and no warning.
             let bin = setup.directory.file("bin")
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: usherd, toPath: "\(bin)/usher")
+            try ExecutableFile.copy(usherd, to: "\(bin)/usher")
             environment["PATH"] = "\(bin):/usr/bin:/bin"
             let installed = try await runProcess(
                 "\(links)/usher",

@@ -14,7 +14,7 @@ struct OneProgramTests {
     static func installedLayout(in directory: TestDirectory) throws -> String {
         let bin = directory.file("bin")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: try BuiltProducts.path(of: "usherd"), toPath: "\(bin)/usherd")
+        try ExecutableFile.copy(try BuiltProducts.path(of: "usherd"), to: "\(bin)/usherd")
         try FileManager.default.linkItem(atPath: "\(bin)/usherd", toPath: "\(bin)/usher")
         try FileManager.default.createSymbolicLink(atPath: "\(bin)/git-credential-usher", withDestinationPath: "usher")
         return bin
