@@ -303,15 +303,18 @@ extension SessionRegistry {
         else { return }
         var status = self.tokenStatus[userID] ?? TokenStatus()
         let now = self.clock.now()
-        // A failure between two background attempts (a caller's `access_token` or `refresh` during the outage) neither
-        // lengthens the backoff nor moves the retry already due later: recovery once the provider is back waits no
-        // longer for the callers having asked. Only an attempt at (or after) the scheduled retry backs off further.
+        // An outage's failure between two background attempts (a caller's `access_token` or `refresh` while the
+        // provider is unreachable) neither lengthens the backoff nor moves the retry already due: recovery once the
+        // provider is back waits no longer for the callers having asked. Only the scheduled attempt backs off further.
         let pending = status.retryAt.flatMap { $0 > now ? $0 : nil }
-        if pending == nil || backoff != nil { status.failures += 1 }
-        var retryAt = now.adding(
-            milliseconds: Int64.random(in: backoff ?? TokenDeadlines.backoffMilliseconds(failures: status.failures))
-        )
-        if backoff == nil, let pending, pending < retryAt { retryAt = pending }
+        let keepsPending = backoff == nil && code == .providerUnavailable && pending != nil
+        if !keepsPending { status.failures += 1 }
+        var retryAt =
+            keepsPending
+            ? pending ?? now
+            : now.adding(
+                milliseconds: Int64.random(in: backoff ?? TokenDeadlines.backoffMilliseconds(failures: status.failures))
+            )
         if let refreshExpiresAt = current.tokens?.refreshExpiresAt, refreshExpiresAt < retryAt {
             retryAt = refreshExpiresAt
         }
