@@ -37,7 +37,12 @@ package struct AppDatabase: Sendable {
         // Deleted content is overwritten with zeros in the database file, whatever the SQLite library's build default
         // (Debian's is on; upstream's off); the -wal file is checkpointed after a secret is deleted (`commit`).
         try connection.execute(sql: "PRAGMA secure_delete = ON")
-        try self.init(connection, cipher: cipher)
+        try self.init(connection, cipher: cipher) {
+            // Opened after the migrations, which it must see; refuses writes, so that only the writer ever writes.
+            let reader = try Connection(path: path)
+            try reader.execute(sql: "PRAGMA query_only = ON")
+            return reader
+        }
     }
 
     /// An in-memory database, for tests.
@@ -45,10 +50,11 @@ package struct AppDatabase: Sendable {
         try AppDatabase(Connection(path: ":memory:"), cipher: nil)
     }
 
-    private init(_ connection: Connection, cipher: TokenCipher?) throws {
+    /// - Parameter reader: opens the connection reads use, once the database is migrated; nil: reads use the writer's.
+    private init(_ connection: Connection, cipher: TokenCipher?, reader: (() throws -> Connection)? = nil) throws {
         // Before the connection is shared: nothing else can use it yet.
         try Self.migrator.migrate(connection)
-        self.writer = DatabaseWriter(connection)
+        self.writer = DatabaseWriter(connection, reader: try reader?())
         self.cipher = cipher
     }
 

@@ -4,19 +4,27 @@ import Dispatch
 /// blocking SQLite calls (and the `fsync` of a commit) never hold a thread of Swift's cooperative pool, as GRDB's
 /// queues did not.
 ///
-/// Reads and writes are serialised. GRDB's pool let reads run beside the writer; the daemon answers its hot reads
-/// from the published state and reads the database only to log in, look up accounts and start, so one connection is
-/// enough (the figures of `make bench` held).
+/// Writes are serialised on one connection. A database file also has a second connection for reads, on a queue of its
+/// own, as GRDB's pool had: in WAL mode a read sees the last commit and never waits for the writer. Every login reads
+/// (who owns the identity, an account's password hash) before it writes; on the writer's queue each such read waited
+/// behind the `fsync` of the commit in flight, so concurrent logins ran one commit apart (issue 38: half the logins a
+/// second of the release before). An in-memory database has one connection for both.
 ///
-/// `@unchecked Sendable`: the connection is only ever touched on `queue`, one block at a time; the other two
-/// properties are immutable.
+/// `@unchecked Sendable`: each connection is only ever touched on its queue, one block at a time; the properties are
+/// immutable.
 final class DatabaseWriter: @unchecked Sendable {
     private let connection: Connection
     private let queue: DispatchQueue
+    /// The connection reads use, and its queue: the writer's own when there is no second connection.
+    private let reader: Connection
+    private let readQueue: DispatchQueue
 
-    init(_ connection: Connection) {
+    /// - Parameter reader: a second connection to the same database file, for reads only; nil: reads use `connection`.
+    init(_ connection: Connection, reader: Connection? = nil) {
         self.connection = connection
         self.queue = DispatchQueue(label: "usher.store")
+        self.reader = reader ?? connection
+        self.readQueue = reader == nil ? self.queue : DispatchQueue(label: "usher.store.read")
     }
 
     /// Runs `body` in one `BEGIN IMMEDIATE` transaction: committed when it returns, rolled back when it throws.
@@ -26,7 +34,11 @@ final class DatabaseWriter: @unchecked Sendable {
 
     /// Runs `body` in one read transaction: it sees one state of the database, whatever other connections commit.
     func read<Value: Sendable>(_ body: @escaping @Sendable (Connection) throws -> Value) async throws -> Value {
-        try await self.run { connection in try connection.transaction(.deferred) { try body(connection) } }
+        try await withCheckedThrowingContinuation { continuation in
+            self.readQueue.async {
+                continuation.resume(with: Result { try self.reader.transaction(.deferred) { try body(self.reader) } })
+            }
+        }
     }
 
     /// Copies the write-ahead log into the database file and truncates the log to nothing (`wal_checkpoint(TRUNCATE)`),
