@@ -152,6 +152,80 @@ static inline int usher_unix_diag(uint32_t inode, uint32_t *peer, uint64_t *cook
     return 0;
 }
 
+/// The inode of the socket connected to the Unix socket whose SO_COOKIE is `cookie`, from one dump of every Unix
+/// socket (unix_diag with NLM_F_DUMP and UDIAG_SHOW_PEER): one netlink conversation, whatever the number of sockets
+/// the peer holds (asking socket by socket cost two round trips for each of a busy client's descriptors). 0 and
+/// *peer set on success; -ENOENT when no socket has that cookie; another negative errno on failure.
+static inline int usher_unix_diag_peer_of_cookie(uint64_t cookie, uint32_t *peer) {
+    enum { family_unix = 1, family_netlink = 16, type_datagram = 2, flag_cloexec = 02000000 };
+    int fd = (int)syscall(SYS_socket, family_netlink, type_datagram | flag_cloexec, NETLINK_SOCK_DIAG);
+    if (fd < 0) return -errno;
+    struct {
+        struct nlmsghdr header;
+        struct unix_diag_req request;
+    } message = {
+        .header = {.nlmsg_len = sizeof(message), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                   .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1},
+        .request = {.sdiag_family = family_unix, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_PEER},
+    };
+    struct sockaddr_nl kernel = {.nl_family = family_netlink};
+    if (syscall(SYS_sendto, fd, &message, sizeof(message), 0, &kernel, sizeof(kernel)) < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    static __thread union {
+        struct nlmsghdr header;
+        char bytes[32768];
+    } answer;
+    int result = -ENOENT;
+    for (;;) {
+        ssize_t length;
+        do length = syscall(SYS_recvfrom, fd, &answer, sizeof(answer), 0, NULL, NULL);
+        while (length < 0 && errno == EINTR);
+        if (length < 0) {
+            result = -errno;
+            break;
+        }
+        if (length == 0) break;
+        int done = 0;
+        for (struct nlmsghdr *header = &answer.header; NLMSG_OK(header, (size_t)length);
+             header = NLMSG_NEXT(header, length)) {
+            if (header->nlmsg_type == NLMSG_DONE) {
+                done = 1;
+                break;
+            }
+            if (header->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr *failure = NLMSG_DATA(header);
+                result = failure->error < 0 ? failure->error : -EBADMSG;
+                done = 1;
+                break;
+            }
+            if (result == 0 || header->nlmsg_type != SOCK_DIAG_BY_FAMILY
+                || header->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+                continue;
+            struct unix_diag_msg *found = NLMSG_DATA(header);
+            uint64_t own = (uint64_t)found->udiag_cookie[0] | ((uint64_t)found->udiag_cookie[1] << 32);
+            if (own != cookie) continue;
+            char *attribute = (char *)found + NLMSG_ALIGN(sizeof(struct unix_diag_msg));
+            char *end = (char *)header + header->nlmsg_len;
+            *peer = 0;
+            while (attribute + sizeof(struct nlattr) <= end) {
+                struct nlattr *item = (struct nlattr *)attribute;
+                if (item->nla_len < sizeof(struct nlattr) || attribute + item->nla_len > end) break;
+                if (item->nla_type == UNIX_DIAG_PEER && item->nla_len >= NLA_HDRLEN + sizeof(uint32_t))
+                    *peer = *(uint32_t *)(attribute + NLA_HDRLEN);
+                attribute += NLA_ALIGN(item->nla_len);
+            }
+            // Found: the rest of the dump is read to its end all the same (the socket is closed after it).
+            result = *peer != 0 ? 0 : -ENOTCONN;
+        }
+        if (done) break;
+    }
+    close(fd);
+    return result;
+}
+
 /// Returns the heap's free memory to the system (glibc's malloc_trim(0)).
 static inline int usher_malloc_trim(void) {
     return malloc_trim(0);

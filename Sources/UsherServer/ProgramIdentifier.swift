@@ -143,35 +143,24 @@ package enum ProgramIdentifier {
     static let maximumDescriptorsSearched = 4096
 
     /// The close-on-exec descriptor through which process `pid` holds the socket connected to the one whose
-    /// `SO_COOKIE` is `cookie`; nil when it holds none, or not close-on-exec. Its sockets are asked about newest
-    /// first (highest number): a client's connection is usually the last descriptor it opened.
+    /// `SO_COOKIE` is `cookie`; nil when it holds none, or not close-on-exec. The kernel names that socket's inode in
+    /// one dump of the Unix sockets (`usher_unix_diag_peer_of_cookie`); the peer's descriptors are then only read
+    /// (`readlink`), so a client holding thousands of sockets costs no more netlink round trips than one holding one.
     static func connection(of pid: Int32, cookie: UInt64) -> HeldConnection? {
-        var sockets: [(descriptor: Int32, inode: UInt64)] = []
-        do {
-            guard let directory = opendir("/proc/\(pid)/fd") else { return nil }
-            defer { closedir(directory) }
-            var searched = 0
-            while let entry = readdir(directory), searched < Self.maximumDescriptorsSearched {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                guard let descriptor = Int32(name) else { continue }
-                searched += 1
-                if let inode = Self.socketInode(descriptor, of: pid), inode <= UInt64(UInt32.max) {
-                    sockets.append((descriptor, inode))
-                }
+        var peerInode: UInt32 = 0
+        guard usher_unix_diag_peer_of_cookie(cookie, &peerInode) == 0, peerInode != 0 else { return nil }
+        guard let directory = opendir("/proc/\(pid)/fd") else { return nil }
+        defer { closedir(directory) }
+        var searched = 0
+        while let entry = readdir(directory), searched < Self.maximumDescriptorsSearched {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-        }
-        for (descriptor, inode) in sockets.sorted(by: { $0.descriptor > $1.descriptor }) {
-            var peer: UInt32 = 0
-            var own: UInt64 = 0
-            var peerOfPeer: UInt32 = 0
-            var peerCookie: UInt64 = 0
-            guard usher_unix_diag(UInt32(inode), &peer, &own) == 0, peer != 0,
-                usher_unix_diag(peer, &peerOfPeer, &peerCookie) == 0, peerCookie == cookie
-            else { continue }
+            guard let descriptor = Int32(name) else { continue }
+            searched += 1
+            guard Self.socketInode(descriptor, of: pid) == UInt64(peerInode) else { continue }
             // This is the connection; it counts only close-on-exec.
-            let held = HeldConnection(descriptor: descriptor, inode: inode)
+            let held = HeldConnection(descriptor: descriptor, inode: UInt64(peerInode))
             return Self.descriptor(descriptor, of: pid) == held ? held : nil
         }
         return nil
