@@ -11,13 +11,7 @@ extension OIDCProviderTests {
     @Test func authorizationCodeLoginChecksStatePKCEAndNonce() async throws {
         try await OIDCFixture.with { fixture in
             let provider = fixture.provider(clientSecret: nil)
-            let issued = Locked<[String: String]>([:])
-            fixture.server.handle("/token") { request in
-                guard let nonce = issued.withLock({ $0[request.form["code"] ?? ""] }),
-                    let idToken = try? fixture.idToken(nonce: nonce)
-                else { return .json(400, #"{"error":"invalid_grant"}"#) }
-                return OIDCFixture.tokens(idToken: idToken)
-            }
+            let issued = fixture.answerCodesWithIDTokens()
             fixture.server.handle("/userinfo") { _ in Self.userinfo(["name": "Someone Else", "locale": "en"]) }
 
             /// Starts a login and plays the provider's part: returns the credentials the client would send.

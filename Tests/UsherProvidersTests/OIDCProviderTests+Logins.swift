@@ -34,13 +34,7 @@ extension OIDCProviderTests {
     @Test func aUidEvictsOnlyItsOwnBrowserLogins() async throws {
         try await OIDCFixture.with { fixture in
             let provider = fixture.provider(clientSecret: nil)
-            let issued = Locked<[String: String]>([:])
-            fixture.server.handle("/token") { request in
-                guard let nonce = issued.withLock({ $0[request.form["code"] ?? ""] }),
-                    let idToken = try? fixture.idToken(nonce: nonce)
-                else { return .json(400, #"{"error":"invalid_grant"}"#) }
-                return OIDCFixture.tokens(idToken: idToken)
-            }
+            let issued = fixture.answerCodesWithIDTokens()
             fixture.server.handle("/userinfo") { _ in Self.userinfo() }
             func begin(_ uid: UInt32) async throws -> StartedLogin {
                 try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: uid)

@@ -108,6 +108,19 @@ final class OIDCFixture: Sendable {
         )
     }
 
+    /// Makes the token endpoint answer each code in the returned table with an ID token that carries the code's nonce
+    /// (the test files the code with the nonce of the login it completes); any other code is `invalid_grant`.
+    func answerCodesWithIDTokens() -> Locked<[String: String]> {
+        let issued = Locked<[String: String]>([:])
+        self.server.handle("/token") { request in
+            guard let nonce = issued.withLock({ $0[request.form["code"] ?? ""] }),
+                let idToken = try? self.idToken(nonce: nonce)
+            else { return .json(400, #"{"error":"invalid_grant"}"#) }
+            return OIDCFixture.tokens(idToken: idToken)
+        }
+        return issued
+    }
+
     /// An ID token for `subject`, signed with the fixture's key, with `changes` applied (`.null` removes a claim).
     func idToken(
         subject: String = "user-1",
