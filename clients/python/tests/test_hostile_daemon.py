@@ -125,7 +125,7 @@ def nested(depth: int) -> bytes:
     return b"[" * depth + b"]" * depth
 
 
-SMALL_EVENTS_BUDGET = 8 * QUEUED_EVENTS * len(event_line())
+SMALL_EVENTS_BUDGET = 32 * QUEUED_EVENTS * len(event_line())
 BIG_EVENT = event_line(b'{"padding":"%s"}' % (b"x" * (1024 * 1024)))
 BIG_EVENTS_BUDGET = 4 * QUEUED_EVENT_BYTES
 
