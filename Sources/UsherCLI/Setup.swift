@@ -398,7 +398,12 @@ enum ProgramPath {
             let count = Self.readFully(first, &left)
             guard count >= 0, Self.readFully(second, &right) == count else { return false }
             if count == 0 { return true }
-            guard left[0..<count] == right[0..<count] else { return false }
+            // memcmp, not `==` on the slices: a program is tens of megabytes, and element by element (in a debug
+            // build above all) that took a minute.
+            let equal = left.withUnsafeBytes { l in
+                right.withUnsafeBytes { r in memcmp(l.baseAddress!, r.baseAddress!, count) == 0 }
+            }
+            guard equal else { return false }
         }
     }
 
