@@ -37,7 +37,7 @@ package enum ProgramIdentifier {
         _ peer: PeerCredentials,
         of channel: any Channel,
         digests: ExecutableDigests,
-        pool: NIOThreadPool = .singleton
+        pool: NIOThreadPool = ProgramIdentifier.pool
     ) -> EventLoopFuture<PeerCredentials> {
         let acceptedAt = Self.bootTicks()
         let pin: EventLoopFuture<Pin>
@@ -141,6 +141,15 @@ package enum ProgramIdentifier {
 
     /// Descriptors of a peer looked at, at most, for its end of the connection: a client has it among its first few.
     static let maximumDescriptorsSearched = 4096
+
+    /// Identification's own threads, started once: never queued behind the process's other blocking work on NIO's
+    /// shared pool (password hashing, a client's blocking connect; in the test process, that of every in-process
+    /// server and client at once), which held new connections unidentified, and so unanswered, for minutes.
+    static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 2)
+        pool.start()
+        return pool
+    }()
 
     /// The close-on-exec descriptor through which process `pid` holds the socket connected to the one whose
     /// `SO_COOKIE` is `cookie`; nil when it holds none, or not close-on-exec. The kernel names that socket's inode in
