@@ -150,7 +150,7 @@ struct SchedulerTests {
         #expect(due.users == ["early"])
     }
 
-    @Test("an idle loop is one sleeper, however many users are scheduled", .timeLimit(.minutes(1)))
+    @Test("an idle loop is one sleeper, however many users are scheduled", .timeLimit(.minutes(3)))
     func idleCost() async throws {
         let clock = ManualClock(now: Self.start)
         let scheduler = RefreshScheduler(clock: clock)

@@ -161,7 +161,7 @@ struct ProtocolTests {
     @Test func aPeerThatClosesItsSendingSideGetsEveryAnswerInFull() async throws {
         try await Self.withManyUsers { daemon in
             let client = try daemon.connect()
-            client.timeout = .seconds(60)
+            client.timeout = hangGuard
             // Two requests, the last without its newline, then the end of the input (what `socat` does).
             try client.send(raw: Array("{\"id\":1,\"method\":\"list_users\"}\n{\"id\":2,\"method\":\"status\"}".utf8))
             client.closeWrite()

@@ -7,7 +7,7 @@ import UsherTestSupport
 /// What one uid can make the daemon log: lease churn and requests built so that no two records are alike write a
 /// bounded number of records per second, counted in a summary, and another uid's records still get through. In-process,
 /// with a test clock for the per-second bound (STYLE.md: limits never depend on the machine's speed).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.integrationHangGuard)
 struct LogFloodTests {
     static let flooder: UInt32 = 4301
     static let bystander: UInt32 = 4302
