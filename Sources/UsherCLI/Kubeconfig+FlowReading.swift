@@ -1,0 +1,149 @@
+/// Reading YAML's flow style, which JSON is: the collections a kubeconfig writes as `{}` and `[]`, and a kubeconfig
+/// written as JSON.
+extension Kubeconfig {
+    /// JSON's and YAML's flow style: `{a: b, "c": [1, 2]}`.
+    struct FlowReader {
+        var text: [Character]
+        var line: Int
+        var position = 0
+
+        static func isClosed(_ text: String) -> Bool {
+            var depth = 0
+            var quote: Character?
+            var escaped = false
+            for character in text {
+                if let open = quote {
+                    if escaped {
+                        escaped = false
+                    } else if open == "\"" && character == "\\" {
+                        escaped = true
+                    } else if character == open {
+                        quote = nil
+                    }
+                    continue
+                }
+                switch character {
+                case "\"", "'": quote = character
+                case "[", "{": depth += 1
+                case "]", "}": depth -= 1
+                default: break
+                }
+            }
+            return depth <= 0 && quote == nil
+        }
+
+        mutating func skipSpaces() {
+            while self.position < self.text.count, self.text[self.position] == " " { self.position += 1 }
+        }
+
+        func problem(_ what: String) -> Problem {
+            Problem(description: "line \(self.line): \(what) in a flow collection")
+        }
+
+        mutating func value() throws(Problem) -> Node {
+            self.skipSpaces()
+            guard self.position < self.text.count else { throw self.problem("a missing value") }
+            switch self.text[self.position] {
+            case "{":
+                self.position += 1
+                var entries: [Entry] = []
+                while true {
+                    self.skipSpaces()
+                    guard self.position < self.text.count else { throw self.problem("an unclosed {") }
+                    if self.text[self.position] == "}" {
+                        self.position += 1
+                        return .mapping(entries)
+                    }
+                    guard case .scalar(let key) = try self.scalar(stoppingAtColon: true) else {
+                        throw self.problem("a key that is not a scalar")
+                    }
+                    self.skipSpaces()
+                    guard self.position < self.text.count, self.text[self.position] == ":" else {
+                        throw self.problem("a key without a colon")
+                    }
+                    self.position += 1
+                    entries.append(Entry(key: key, value: try self.value()))
+                    try self.separator(closing: "}")
+                }
+            case "[":
+                self.position += 1
+                var items: [Node] = []
+                while true {
+                    self.skipSpaces()
+                    guard self.position < self.text.count else { throw self.problem("an unclosed [") }
+                    if self.text[self.position] == "]" {
+                        self.position += 1
+                        return .sequence(items)
+                    }
+                    items.append(try self.value())
+                    try self.separator(closing: "]")
+                }
+            case "&", "*", "!":
+                throw self.problem("an anchor, alias or tag")
+            default:
+                return try self.scalar(stoppingAtColon: false)
+            }
+        }
+
+        /// After an entry: a comma, or the closing bracket (left for the caller).
+        mutating func separator(closing: Character) throws(Problem) {
+            self.skipSpaces()
+            guard self.position < self.text.count else { throw self.problem("an unclosed \(closing)") }
+            if self.text[self.position] == "," {
+                self.position += 1
+            } else if self.text[self.position] != closing {
+                throw self.problem("a missing comma")
+            }
+        }
+
+        mutating func scalar(stoppingAtColon: Bool) throws(Problem) -> Node {
+            self.skipSpaces()
+            let start = self.position
+            if let quote = self.text[safe: self.position], quote == "\"" || quote == "'" {
+                self.position += 1
+                while self.position < self.text.count {
+                    let character = self.text[self.position]
+                    if quote == "\"" && character == "\\" {
+                        self.position += 2
+                        continue
+                    }
+                    if character == quote {
+                        if quote == "'", self.text[safe: self.position + 1] == "'" {
+                            self.position += 2
+                            continue
+                        }
+                        self.position += 1
+                        return .scalar(String(self.text[start..<self.position]))
+                    }
+                    self.position += 1
+                }
+                throw self.problem("an unclosed quote")
+            }
+            while self.position < self.text.count {
+                let character = self.text[self.position]
+                if ",]}".contains(character) { break }
+                if stoppingAtColon, character == ":",
+                    self.position + 1 == self.text.count || " ,]}".contains(self.text[self.position + 1])
+                {
+                    break
+                }
+                self.position += 1
+            }
+            let scalar = String(self.text[start..<self.position]).trimmingSpaces
+            guard !scalar.isEmpty else { throw self.problem("an empty value") }
+            return .scalar(scalar)
+        }
+    }
+}
+
+extension Array {
+    fileprivate subscript(safe index: Int) -> Element? {
+        index >= 0 && index < self.count ? self[index] : nil
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
