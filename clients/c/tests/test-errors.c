@@ -1,14 +1,12 @@
 /* What libusher does with a peer that does not behave like usherd: a scripted server on a socket of the test's own
  * answers each request with what a case gives, split, late, overlong, malformed, or not at all. Nothing here may
  * crash, hang past the call's timeout, or raise SIGPIPE. */
-#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "fake-daemon.h"
 #include "usher.h"
 
 enum behaviour {
@@ -20,40 +18,18 @@ enum behaviour {
 };
 
 struct server {
-        char path[108];
-        int listener;
+        struct fake_daemon fake;
         enum behaviour behaviour;
         const char *reply; /* "%ID%" is replaced by the request's id */
         size_t reply_len;  /* 0: strlen(reply) */
         size_t request_bytes;
-        pthread_t thread;
 };
 
-static void write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return;
-                p += k;
-                n -= (size_t) k;
-        }
-}
-
-static void *serve(void *arg) {
-        struct server *s = arg;
-        /* The signals of the EINTR case are for the client's thread. */
-        sigset_t all;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, NULL);
-        int fd = accept4(s->listener, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        if (s->behaviour == CLOSE) {
-                close(fd);
-                return NULL;
-        }
+/* On the fake daemon's thread, which blocks the signals of the EINTR case: they are for the client's thread. */
+static void serve(int fd, void *userdata) {
+        struct server *s = userdata;
+        if (s->behaviour == CLOSE)
+                return;
         /* Reads the request line (however large), taking its id. */
         char chunk[65536], id[32] = "";
         size_t id_len = 0;
@@ -81,8 +57,7 @@ static void *serve(void *arg) {
         if (s->behaviour == SILENT) {
                 while (recv(fd, chunk, sizeof(chunk), 0) > 0)
                         ;
-                close(fd);
-                return NULL;
+                return;
         }
         if (s->behaviour == SLOW)
                 poll(NULL, 0, 200);
@@ -103,36 +78,23 @@ static void *serve(void *arg) {
         }
         if (s->behaviour == BYTE_BY_BYTE)
                 for (size_t i = 0; i < out; i++)
-                        write_all(fd, reply + i, 1);
+                        fake_daemon_send(fd, reply + i, 1, NULL);
         else
-                write_all(fd, reply, out);
+                fake_daemon_send(fd, reply, out, NULL);
         free(reply);
         /* Keeps the connection until the client closes it, so that "the daemon closed" is never the answer. */
         while (recv(fd, chunk, sizeof(chunk), 0) > 0)
                 ;
-        close(fd);
-        return NULL;
 }
 
 static void server_start(struct server *s, enum behaviour behaviour, const char *reply) {
-        static int counter;
         s->behaviour = behaviour;
         s->reply = reply;
-        snprintf(s->path, sizeof(s->path), "/tmp/usher-c-fake-%d-%d.sock", (int) getpid(), counter++);
-        unlink(s->path);
-        s->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        CHECK(s->listener >= 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        strcpy(sa.sun_path, s->path);
-        CHECK(bind(s->listener, (struct sockaddr *) &sa, sizeof(sa)) == 0);
-        CHECK(listen(s->listener, 4) == 0);
-        CHECK(pthread_create(&s->thread, NULL, serve, s) == 0);
+        fake_daemon_start(&s->fake, serve, s);
 }
 
 static void server_stop(struct server *s) {
-        CHECK(pthread_join(s->thread, NULL) == 0);
-        close(s->listener);
-        unlink(s->path);
+        fake_daemon_stop(&s->fake);
 }
 
 /* One call against a server that behaves as asked; returns usher_call's value, closes everything. */
@@ -141,7 +103,7 @@ static int call_with(enum behaviour behaviour, const char *reply, size_t reply_l
         struct server s = {.reply_len = reply_len};
         server_start(&s, behaviour, reply);
         usher_t *u = NULL;
-        CHECK(usher_open_path(&u, s.path) == 0);
+        CHECK(usher_open_path(&u, s.fake.path) == 0);
         if (timeout_usec)
                 CHECK(usher_set_timeout(u, timeout_usec) == 0);
         int r = usher_call(u, "hello", NULL, ret_result);
@@ -169,7 +131,7 @@ int main(void) {
                 server_start(&s, ANSWER,
                              "{\"id\":%ID%,\"result\":{}}\n{\"event\":\"x\",\"generation\":1,\"data\":{}}\n");
                 usher_t *u = NULL;
-                CHECK(usher_open_path(&u, s.path) == 0);
+                CHECK(usher_open_path(&u, s.fake.path) == 0);
                 CHECK(usher_call(u, "hello", NULL, NULL) == 0);
                 uint64_t usec = 1;
                 /* Both lines came in one read: the event is in the buffer, and the descriptor has nothing more. */
@@ -192,7 +154,7 @@ int main(void) {
                              "{\"id\":%ID%,\"error\":{\"code\":\"rate_limited\",\"message\":\"wait\",\"data\":"
                              "{\"retry_after\":30}}}\n");
                 usher_t *u = NULL;
-                CHECK(usher_open_path(&u, s.path) == 0);
+                CHECK(usher_open_path(&u, s.fake.path) == 0);
                 CHECK(usher_call(u, "hello", NULL, &result) == -EAGAIN);
                 CHECK_STR(usher_error_code(u), "rate_limited");
                 CHECK_STR(usher_error_message(u), "wait");
@@ -237,7 +199,7 @@ int main(void) {
                 struct server s = {.reply_len = big};
                 server_start(&s, ANSWER, endless);
                 usher_t *u = NULL;
-                CHECK(usher_open_path(&u, s.path) == 0);
+                CHECK(usher_open_path(&u, s.fake.path) == 0);
                 CHECK(usher_set_max_line(u, 64 * 1024) == 0);
                 CHECK(usher_call(u, "hello", NULL, NULL) == -EMSGSIZE);
                 CHECK(usher_get_fd(u) == -ENOTCONN);
@@ -256,7 +218,7 @@ int main(void) {
                 struct server s = {0};
                 server_start(&s, CLOSE, NULL);
                 usher_t *u = NULL;
-                CHECK(usher_open_path(&u, s.path) == 0);
+                CHECK(usher_open_path(&u, s.fake.path) == 0);
                 server_stop(&s);
                 size_t big = 4 * 1024 * 1024;
                 char *params = malloc(big + 16);
@@ -278,7 +240,7 @@ int main(void) {
                 struct server s = {0};
                 server_start(&s, SLOW, "{\"id\":%ID%,\"result\":{\"big\":true}}\n");
                 usher_t *u = NULL;
-                CHECK(usher_open_path(&u, s.path) == 0);
+                CHECK(usher_open_path(&u, s.fake.path) == 0);
                 size_t big = 2 * 1024 * 1024;
                 char *params = malloc(big + 16);
                 strcpy(params, "{\"x\":\"");

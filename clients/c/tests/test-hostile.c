@@ -2,13 +2,10 @@
  * call waits for its answer (or between calls), and hands out tokens that cannot go into an HTTP header. libusher
  * bounds what it holds and says so with a negative errno (-EBADMSG, -ENOBUFS), never by growing until the call's
  * timeout, and never crashes (this test also runs under ASan+UBSan and valgrind). */
-#include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "fake-daemon.h"
 #include "usher.h"
 
 /* The documented bounds (usher_process(3), docs/c-library.md): events queued and not yet taken. */
@@ -22,29 +19,18 @@ enum behaviour {
 };
 
 struct server {
-        char path[108];
-        int listener;
+        struct fake_daemon fake;
         enum behaviour behaviour;
         const char *reply;
         const char *event; /* one event line, for the floods */
         size_t budget;     /* the most a flood sends: a client that bounds nothing waits for its timeout instead of
                             * the machine running out of memory */
         size_t sent;
-        pthread_t thread;
 };
 
+/* False once the client closed the connection: what the test expects of it. */
 static bool send_all(struct server *s, int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return false; /* the client closed the connection: what the test expects of it */
-                p += k;
-                n -= (size_t) k;
-                s->sent += (size_t) k;
-        }
-        return true;
+        return fake_daemon_send(fd, p, n, &s->sent);
 }
 
 static bool flood(struct server *s, int fd) {
@@ -71,14 +57,8 @@ static bool answer(struct server *s, int fd, long id) {
                 send_all(s, fd, marker + 4, strlen(marker + 4));
 }
 
-static void *serve(void *arg) {
-        struct server *s = arg;
-        sigset_t all;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, NULL);
-        int fd = accept4(s->listener, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-                return NULL;
+static void serve(int fd, void *userdata) {
+        struct server *s = userdata;
         /* Each request line is {"id":N,...}, as libusher writes them. */
         char line[65536];
         size_t len = 0;
@@ -101,33 +81,20 @@ static void *serve(void *arg) {
                         memmove(line, end + 1, len);
                 }
         }
-        close(fd);
-        return NULL;
 }
 
 static void server_start(struct server *s) {
-        static int counter;
-        snprintf(s->path, sizeof(s->path), "/tmp/usher-c-hostile-%d-%d.sock", (int) getpid(), counter++);
-        unlink(s->path);
-        s->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        CHECK(s->listener >= 0);
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        strcpy(sa.sun_path, s->path);
-        CHECK(bind(s->listener, (struct sockaddr *) &sa, sizeof(sa)) == 0);
-        CHECK(listen(s->listener, 4) == 0);
-        CHECK(pthread_create(&s->thread, NULL, serve, s) == 0);
+        fake_daemon_start(&s->fake, serve, s);
 }
 
 /* Joins the server's thread: it ends when the client closed its connection. */
 static void server_stop(struct server *s) {
-        CHECK(pthread_join(s->thread, NULL) == 0);
-        close(s->listener);
-        unlink(s->path);
+        fake_daemon_stop(&s->fake);
 }
 
 static usher_t *connect_to(const struct server *s) {
         usher_t *u = NULL;
-        CHECK(usher_open_path(&u, s->path) == 0);
+        CHECK(usher_open_path(&u, s->fake.path) == 0);
         CHECK(usher_set_timeout(u, HANG_GUARD_SECONDS * 1000000ULL) == 0);
         return u;
 }
