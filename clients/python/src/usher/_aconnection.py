@@ -9,7 +9,7 @@ from typing import Optional, Union
 from . import _protocol
 from ._connection import unavailable
 from .discovery import SocketLocation
-from .errors import Disconnected, ProtocolError
+from .errors import Disconnected
 from .types import Event
 
 
@@ -79,17 +79,10 @@ class AsyncConnection:
         while True:
             if self._writer is None:
                 raise Disconnected("the connection to usherd is closed")
-            end = self._buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                if not line.strip():
-                    continue
-                self.line_bytes = len(line) + 1
-                return _protocol.decode_line(line)
-            if len(self._buffer) > _protocol.MAX_LINE_BYTES:
-                self.close()
-                raise ProtocolError(f"a line from usherd longer than {_protocol.MAX_LINE_BYTES} bytes")
+            taken = _protocol.take_message(self._buffer, self.close)
+            if taken is not None:
+                message, self.line_bytes = taken
+                return message
             try:
                 # read() gives what the stream holds, at most READ_AHEAD; cancelled by the timeout, it takes nothing.
                 chunk = await asyncio.wait_for(

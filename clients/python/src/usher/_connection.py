@@ -12,7 +12,7 @@ from typing import Optional, Union
 
 from . import _protocol
 from .discovery import SocketLocation
-from .errors import DaemonUnavailable, Disconnected, ProtocolError
+from .errors import DaemonUnavailable, Disconnected
 from .types import Event
 
 
@@ -115,17 +115,10 @@ class Connection:
         daemon closed the connection.
         """
         while True:
-            end = self._buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                if not line.strip():
-                    continue
-                self.line_bytes = len(line) + 1
-                return _protocol.decode_line(line)
-            if len(self._buffer) > _protocol.MAX_LINE_BYTES:
-                self.close()
-                raise ProtocolError(f"a line from usherd longer than {_protocol.MAX_LINE_BYTES} bytes")
+            taken = _protocol.take_message(self._buffer, self.close)
+            if taken is not None:
+                message, self.line_bytes = taken
+                return message
             sock = self._live()
             if deadline is None:
                 sock.settimeout(None)

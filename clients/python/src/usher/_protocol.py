@@ -86,6 +86,23 @@ def encode_request(request_id: int, method: str, params: Optional[Mapping[str, A
     return json.dumps(request, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
 
 
+def take_message(buffer: bytearray, close: Callable[[], None]) -> Optional[Tuple[Union[Response, Event], int]]:
+    """The next answer or event taken from the front of ``buffer`` (what a connection read and did not take yet), with
+    the length of its line; None while no whole line is buffered. Blank lines are skipped. For more than
+    ``MAX_LINE_BYTES`` without a line break, calls ``close`` (the connection's) and raises ProtocolError."""
+    while True:
+        end = buffer.find(b"\n")
+        if end < 0:
+            if len(buffer) > MAX_LINE_BYTES:
+                close()
+                raise ProtocolError(f"a line from usherd longer than {MAX_LINE_BYTES} bytes")
+            return None
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
+        if line.strip():
+            return decode_line(line), len(line) + 1
+
+
 def decode_line(line: bytes) -> Union[Response, Event]:
     """An answer or an event from one line the daemon sent.
 
