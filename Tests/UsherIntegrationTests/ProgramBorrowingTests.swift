@@ -158,25 +158,13 @@ struct ProgramBorrowingTests {
     /// inherited. Once the child runs argv[3], the daemon goes on; the grandchild reads both answers and hands them
     /// to the parent through a pipe; the parent prints them and ends the child.
     static let connectThenExecTheTrustedProgram = """
-        import os, signal, socket, sys, time
+        \(StoppedDaemonScript.functions)
+        import socket, sys, time
         path, daemon, trusted = sys.argv[1], int(sys.argv[2]), sys.argv[3]
         answers_read, answers_write = os.pipe()
 
-        def stopped():
-            for task in os.listdir(f'/proc/{daemon}/task'):
-                try:
-                    with open(f'/proc/{daemon}/task/{task}/stat') as stat:
-                        state = stat.read().rsplit(')', 1)[1].split()[0]
-                except FileNotFoundError:
-                    continue
-                if state not in ('T', 't'):
-                    return False
-            return True
-
-        os.kill(daemon, signal.SIGSTOP)
+        stop_daemon(daemon)
         try:
-            while not stopped():
-                os.sched_yield()
             child = os.fork()
             if child == 0:
                 os.close(answers_read)
@@ -331,11 +319,8 @@ struct ProgramBorrowingTests {
                     )
                 )
             }
-            let deadline = ContinuousClock.now + hangGuard
-            while !Self.opened(by: daemon.pid, anyOf: Array(programs.prefix(3))) {
-                guard ContinuousClock.now < deadline else { throw TestSupportError("usherd never hashed a file") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            // The state waited for: usherd has one of the large files open, hashing it.
+            try await eventually { Self.opened(by: daemon.pid, anyOf: Array(programs.prefix(3))) }
 
             let root = try daemon.connect()
             #expect(try await root.result("hello")["permissions"] == ["read", "token", "manage"])
