@@ -221,27 +221,13 @@ struct ProgramIdentificationTests {
     /// nobody, connects to argv[1], sends hello, passes the socket to its parent and exits; the parent reaps it, lets
     /// the daemon go on, and prints the answer.
     static let connectFromAChildThatExits = """
-        import os, signal, socket, sys
+        \(StoppedDaemonScript.functions)
+        import socket, sys
         daemon = int(sys.argv[2])
         parent_end, child_end = socket.socketpair()
 
-        def stopped():
-            # Every thread of the daemon in state T: kill() returns before they have all stopped, and one still
-            # running could accept the connection while the child is alive.
-            for task in os.listdir(f'/proc/{daemon}/task'):
-                try:
-                    with open(f'/proc/{daemon}/task/{task}/stat') as stat:
-                        state = stat.read().rsplit(')', 1)[1].split()[0]
-                except FileNotFoundError:
-                    continue
-                if state not in ('T', 't'):
-                    return False
-            return True
-
-        os.kill(daemon, signal.SIGSTOP)
+        stop_daemon(daemon)
         try:
-            while not stopped():
-                os.sched_yield()
             child = os.fork()
             if child == 0:
                 os.setgroups([])
