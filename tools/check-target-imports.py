@@ -32,6 +32,11 @@ IMPORT = re.compile(
 )
 
 
+# A multi-line string literal (`"""` to `"""`, raw ones too): its text is data, such as a Python script a test runs,
+# whose `import socket` is not a Swift import.
+MULTILINE_STRING = re.compile(r'#*"""\n.*?\n\s*"""#*', re.DOTALL)
+
+
 def target_directory(package_dir, target):
     if target.get("path"):
         return os.path.join(package_dir, target["path"])
@@ -61,7 +66,7 @@ def imported_modules(directory, headers):
         for name in files:
             if name.endswith(".swift"):
                 with open(os.path.join(root, name), encoding="utf-8") as source:
-                    modules.update(IMPORT.findall(source.read()))
+                    modules.update(IMPORT.findall(MULTILINE_STRING.sub("", source.read())))
             elif name.endswith((".c", ".h")):
                 with open(os.path.join(root, name), encoding="utf-8") as source:
                     modules.update(headers[header] for header in INCLUDE.findall(source.read()) if header in headers)
