@@ -84,78 +84,20 @@ static inline int usher_pidfd_is_running(int pidfd) {
     return ready == 0 ? 1 : 0;
 }
 
-/// SO_COOKIE (Linux 4.12): a socket's number, unique for the system's uptime; what `usher_unix_diag` tells back.
+/// SO_COOKIE (Linux 4.12): a socket's number, unique for the system's uptime; what unix_diag tells back.
 #ifndef SO_COOKIE
 #define SO_COOKIE 57
 #endif
 static const int usher_so_cookie = SO_COOKIE;
 
-/// What the kernel says about the Unix socket with inode number `inode` (in the caller's network namespace), through
-/// NETLINK_SOCK_DIAG (unix_diag, as `ss -x` asks): the inode of the socket it is connected to (0: none) and its own
-/// cookie (SO_COOKIE). 0, or a negative errno (ENOENT: no such socket here).
-///
-/// Through syscall(2), with the socket constants by number (the same on every Linux architecture): <sys/socket.h>
-/// included here would make its names this module's for Swift, and Swift code that takes SOCK_CLOEXEC from Glibc
-/// would not build (see USHER_RLIMIT_CORE).
-static inline int usher_unix_diag(uint32_t inode, uint32_t *peer, uint64_t *cookie) {
-    enum { family_unix = 1, family_netlink = 16, type_datagram = 2, flag_cloexec = 02000000 };
-    int fd = (int)syscall(SYS_socket, family_netlink, type_datagram | flag_cloexec, NETLINK_SOCK_DIAG);
-    if (fd < 0) return -errno;
-    struct {
-        struct nlmsghdr header;
-        struct unix_diag_req request;
-    } message = {
-        .header = {.nlmsg_len = sizeof(message), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST,
-                   .nlmsg_seq = 1},
-        // No cookie to check (INET_DIAG_NOCOOKIE in both words): the inode alone names the socket.
-        .request = {.sdiag_family = family_unix, .udiag_states = ~0U, .udiag_ino = inode, .udiag_show = UDIAG_SHOW_PEER,
-                    .udiag_cookie = {~0U, ~0U}},
-    };
-    struct sockaddr_nl kernel = {.nl_family = family_netlink};
-    if (syscall(SYS_sendto, fd, &message, sizeof(message), 0, &kernel, sizeof(kernel)) < 0) {
-        int error = errno;
-        close(fd);
-        return -error;
-    }
-    union {
-        struct nlmsghdr header;
-        char bytes[8192];
-    } answer;
-    ssize_t length;
-    do length = syscall(SYS_recvfrom, fd, &answer, sizeof(answer), 0, NULL, NULL);
-    while (length < 0 && errno == EINTR);
-    int error = errno;
-    close(fd);
-    if (length < 0) return -error;
-    struct nlmsghdr *header = &answer.header;
-    if (!NLMSG_OK(header, (size_t)length)) return -EBADMSG;
-    if (header->nlmsg_type == NLMSG_ERROR) {
-        struct nlmsgerr *failure = NLMSG_DATA(header);
-        return failure->error < 0 ? failure->error : -EBADMSG;
-    }
-    if (header->nlmsg_type != SOCK_DIAG_BY_FAMILY || header->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
-        return -EBADMSG;
-    struct unix_diag_msg *found = NLMSG_DATA(header);
-    if (found->udiag_ino != inode) return -EBADMSG;
-    *cookie = (uint64_t)found->udiag_cookie[0] | ((uint64_t)found->udiag_cookie[1] << 32);
-    *peer = 0;
-    // The attributes after the message: UNIX_DIAG_PEER is the connected socket's inode.
-    char *attribute = (char *)found + NLMSG_ALIGN(sizeof(struct unix_diag_msg));
-    char *end = (char *)header + header->nlmsg_len;
-    while (attribute + sizeof(struct nlattr) <= end) {
-        struct nlattr *item = (struct nlattr *)attribute;
-        if (item->nla_len < sizeof(struct nlattr) || attribute + item->nla_len > end) break;
-        if (item->nla_type == UNIX_DIAG_PEER && item->nla_len >= NLA_HDRLEN + sizeof(uint32_t))
-            *peer = *(uint32_t *)(attribute + NLA_HDRLEN);
-        attribute += NLA_ALIGN(item->nla_len);
-    }
-    return 0;
-}
-
 /// The inode of the socket connected to the Unix socket whose SO_COOKIE is `cookie`, from one dump of every Unix
 /// socket (unix_diag with NLM_F_DUMP and UDIAG_SHOW_PEER): one netlink conversation, whatever the number of sockets
 /// the peer holds (asking socket by socket cost two round trips for each of a busy client's descriptors). 0 and
 /// *peer set on success; -ENOENT when no socket has that cookie; another negative errno on failure.
+///
+/// Through syscall(2), with the socket constants by number (the same on every Linux architecture): <sys/socket.h>
+/// included here would make its names this module's for Swift, and Swift code that takes SOCK_CLOEXEC from Glibc
+/// would not build (see USHER_RLIMIT_CORE).
 static inline int usher_unix_diag_peer_of_cookie(uint64_t cookie, uint32_t *peer) {
     enum { family_unix = 1, family_netlink = 16, type_datagram = 2, flag_cloexec = 02000000 };
     int fd = (int)syscall(SYS_socket, family_netlink, type_datagram | flag_cloexec, NETLINK_SOCK_DIAG);

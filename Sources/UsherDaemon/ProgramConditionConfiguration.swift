@@ -77,7 +77,8 @@ extension AccessPolicy {
             + "usherd cannot read their /proc/PID/exe (it needs CAP_SYS_PTRACE; see docs/least-privilege.md)"
     }
 
-    /// Why unix_diag cannot be asked about a socket pair of usherd's own; nil when it can.
+    /// Why unix_diag cannot be asked about a socket pair of usherd's own, as program identification asks it; nil when it
+    /// can.
     private static var socketDiagnosticsFailure: String? {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -87,11 +88,12 @@ extension AccessPolicy {
             close(pair[0])
             close(pair[1])
         }
-        var status = stat()
-        guard fstat(pair[0], &status) == 0 else { return nil }
-        var peer: UInt32 = 0
+        // The question identification asks: which socket is connected to the one with this cookie.
         var cookie: UInt64 = 0
-        let result = usher_unix_diag(UInt32(truncatingIfNeeded: status.st_ino), &peer, &cookie)
+        var length = socklen_t(MemoryLayout<UInt64>.size)
+        guard getsockopt(pair[0], SOL_SOCKET, usher_so_cookie, &cookie, &length) == 0 else { return nil }
+        var peer: UInt32 = 0
+        let result = usher_unix_diag_peer_of_cookie(cookie, &peer)
         guard result < 0 else { return nil }
         return String(cString: strerror(-result))
     }
