@@ -202,6 +202,26 @@ def check_response(response: Response, request_id: int) -> Any:
     return response.result
 
 
+def result_of(response: Response, request_id: int, lose_connection: Callable[[], None]) -> Any:
+    """:func:`check_response`, calling ``lose_connection`` (the client's) first wherever the connection cannot carry
+    another request: after an error the daemon closes it with (``CLOSING_ERRORS``; a moment later, so it may not look
+    closed yet), and for an answer to another request (out of step: a late answer would be taken for the next one's)."""
+    if response.error is not None and response.error.code in CLOSING_ERRORS:
+        lose_connection()
+    try:
+        return check_response(response, request_id)
+    except ProtocolError:
+        lose_connection()
+        raise
+
+
+def expect_event(message: Union[Response, Event]) -> Event:
+    """What a client reads while no request of its waits: an event; an answer then is nobody's, a ProtocolError."""
+    if not isinstance(message, Event):
+        raise ProtocolError(f"an answer nobody asked for, to request {message.id!r:.20}")
+    return message
+
+
 def params(**values: Any) -> Dict[str, Any]:
     """The parameters that were given: None means "the daemon's default" and is left out."""
     return {key: value for key, value in values.items() if value is not None}

@@ -185,9 +185,7 @@ class AsyncClient:
             if self._connection is None:
                 raise Disconnected("the client is not connected")
             try:
-                message = await self._connection.read(timeout)
-                if not isinstance(message, Event):
-                    raise ProtocolError(f"an answer nobody asked for, to request {message.id!r:.20}")
+                message = _protocol.expect_event(await self._connection.read(timeout))
             except ProtocolError:
                 self._lost_connection()
                 raise
@@ -210,14 +208,7 @@ class AsyncClient:
                 except (TimeoutError, Disconnected, TooManyEvents, ProtocolError):
                     self._lost_connection()  # out of step: a late answer would be taken for the next request's
                     raise
-                if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
-                    self._lost_connection()  # the daemon closes it after this line: never send on it again
-                try:
-                    result = _protocol.check_response(message, request_id)
-                except ProtocolError:
-                    self._lost_connection()  # an answer to another request: out of step
-                    raise
-                return call.parse(result)
+                return call.parse(_protocol.result_of(message, request_id, self._lost_connection))
 
     async def _usable_connection(self) -> AsyncConnection:
         """The connection, or a new one when the daemon closed it and no lease was held on it."""

@@ -109,9 +109,7 @@ class Client:
             if connection is None:
                 raise Disconnected("the client is closed")
             try:
-                message = connection.read(deadline_after(timeout))
-                if not isinstance(message, Event):
-                    raise ProtocolError(f"an answer nobody asked for, to request {message.id!r:.20}")
+                message = _protocol.expect_event(connection.read(deadline_after(timeout)))
             except ProtocolError:
                 self._lost_connection()
                 raise
@@ -136,16 +134,7 @@ class Client:
                     # and cannot be used for another request.
                     self._lost_connection()
                     raise
-                if message.error is not None and message.error.code in _protocol.CLOSING_ERRORS:
-                    # The daemon closes the connection after this line (a moment later, so it may not look closed
-                    # yet): the next request must not be sent on it.
-                    self._lost_connection()
-                try:
-                    result = _protocol.check_response(message, request_id)
-                except ProtocolError:
-                    self._lost_connection()  # an answer to another request: out of step
-                    raise
-                return call.parse(result)
+                return call.parse(_protocol.result_of(message, request_id, self._lost_connection))
 
     def _usable_connection(self) -> Connection:
         """The connection, or a new one when the daemon closed it (a restart) and no lease was held on it."""
