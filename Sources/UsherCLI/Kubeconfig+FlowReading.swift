@@ -47,16 +47,8 @@ extension Kubeconfig {
             case "{":
                 self.position += 1
                 var entries: [Entry] = []
-                while true {
-                    self.skipSpaces()
-                    guard self.position < self.text.count else { throw self.problem("an unclosed {") }
-                    if self.text[self.position] == "}" {
-                        self.position += 1
-                        return .mapping(entries)
-                    }
-                    guard case .scalar(let key) = try self.scalar(stoppingAtColon: true) else {
-                        throw self.problem("a key that is not a scalar")
-                    }
+                while try !self.closes(opening: "{", closing: "}") {
+                    let key = try self.scalar(stoppingAtColon: true)
                     self.skipSpaces()
                     guard self.position < self.text.count, self.text[self.position] == ":" else {
                         throw self.problem("a key without a colon")
@@ -65,24 +57,30 @@ extension Kubeconfig {
                     entries.append(Entry(key: key, value: try self.value()))
                     try self.separator(closing: "}")
                 }
+                return .mapping(entries)
             case "[":
                 self.position += 1
                 var items: [Node] = []
-                while true {
-                    self.skipSpaces()
-                    guard self.position < self.text.count else { throw self.problem("an unclosed [") }
-                    if self.text[self.position] == "]" {
-                        self.position += 1
-                        return .sequence(items)
-                    }
+                while try !self.closes(opening: "[", closing: "]") {
                     items.append(try self.value())
                     try self.separator(closing: "]")
                 }
+                return .sequence(items)
             case "&", "*", "!":
                 throw self.problem("an anchor, alias or tag")
             default:
-                return try self.scalar(stoppingAtColon: false)
+                return .scalar(try self.scalar(stoppingAtColon: false))
             }
+        }
+
+        /// Whether the collection `opening` began ends here, spaces aside (its `closing` bracket is then read); the
+        /// end of the text before it is an error.
+        mutating func closes(opening: Character, closing: Character) throws(Problem) -> Bool {
+            self.skipSpaces()
+            guard self.position < self.text.count else { throw self.problem("an unclosed \(opening)") }
+            guard self.text[self.position] == closing else { return false }
+            self.position += 1
+            return true
         }
 
         /// After an entry: a comma, or the closing bracket (left for the caller).
@@ -96,7 +94,8 @@ extension Kubeconfig {
             }
         }
 
-        mutating func scalar(stoppingAtColon: Bool) throws(Problem) -> Node {
+        /// A scalar's text, quotes and all.
+        mutating func scalar(stoppingAtColon: Bool) throws(Problem) -> String {
             self.skipSpaces()
             let start = self.position
             if let quote = self.text[safe: self.position], quote == "\"" || quote == "'" {
@@ -113,7 +112,7 @@ extension Kubeconfig {
                             continue
                         }
                         self.position += 1
-                        return .scalar(String(self.text[start..<self.position]))
+                        return String(self.text[start..<self.position])
                     }
                     self.position += 1
                 }
@@ -131,7 +130,7 @@ extension Kubeconfig {
             }
             let scalar = String(self.text[start..<self.position]).trimmingSpaces
             guard !scalar.isEmpty else { throw self.problem("an empty value") }
-            return .scalar(scalar)
+            return scalar
         }
     }
 }
