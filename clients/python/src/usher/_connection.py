@@ -15,6 +15,11 @@ from .discovery import SocketLocation
 from .errors import DaemonUnavailable, Disconnected
 from .types import Event
 
+#: The most one read takes from the socket while a request waits (only when no whole line is buffered).
+READ_BYTES = 1 << 20
+#: The most one read of :meth:`Connection.peer_closed` takes.
+PEEK_BYTES = 65536
+
 
 def describe(location: SocketLocation) -> str:
     """Every path looked at, for an error message: ``/a (USHER_SOCKET: ...), /b (...)``."""
@@ -84,19 +89,24 @@ class Connection:
             raise Disconnected(f"the connection to usherd was lost: {error.strerror or error}") from None
 
     def peer_closed(self) -> bool:
-        """Whether the daemon closed its side, looked at without waiting. What it sent first stays buffered, up to
-        ``MAX_QUEUED_EVENT_BYTES``: a daemon still sending more than that is not known to have closed."""
+        """Whether the daemon closed its side, looked at without waiting. What it sent first stays buffered, up to what
+        the client's event queue holds (``MAX_QUEUED_EVENTS`` lines or ``MAX_QUEUED_EVENT_BYTES``) and one read more:
+        a daemon still sending past that is not known to have closed, and the rest stays in the socket."""
         if self._socket is None:
             return True
         try:
             # Non-blocking: with a timeout set, Python would wait for data before even trying MSG_DONTWAIT.
             self._socket.settimeout(0.0)
-            while len(self._buffer) < _protocol.MAX_QUEUED_EVENT_BYTES:
-                chunk = self._socket.recv(65536)
+            # Counted in lines as well as bytes: small events under the byte bound would be many times the queue's
+            # count, all read between two calls however fast the daemon sends them.
+            lines = self._buffer.count(b"\n")
+            while lines <= _protocol.MAX_QUEUED_EVENTS and len(self._buffer) < _protocol.MAX_QUEUED_EVENT_BYTES:
+                chunk = self._socket.recv(PEEK_BYTES)
                 if not chunk:
                     self.close()
                     return True
                 self._buffer += chunk
+                lines += chunk.count(b"\n")
             return False
         except (BlockingIOError, InterruptedError):
             return False
@@ -128,7 +138,7 @@ class Connection:
                     raise TimeoutError("usherd did not answer in time")
                 sock.settimeout(remaining)
             try:
-                chunk = sock.recv(1 << 20)
+                chunk = sock.recv(READ_BYTES)
             except socket.timeout:
                 raise TimeoutError("usherd did not answer in time") from None
             except OSError as error:
