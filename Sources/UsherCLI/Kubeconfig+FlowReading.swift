@@ -7,29 +7,22 @@ extension Kubeconfig {
         var line: Int
         var position = 0
 
+        /// Whether the flow collection `text` begins has closed all its brackets (outside quoted scalars).
         static func isClosed(_ text: String) -> Bool {
             var depth = 0
-            var quote: Character?
-            var escaped = false
-            for character in text {
-                if let open = quote {
-                    if escaped {
-                        escaped = false
-                    } else if open == "\"" && character == "\\" {
-                        escaped = true
-                    } else if character == open {
-                        quote = nil
-                    }
-                    continue
-                }
-                switch character {
-                case "\"", "'": quote = character
+            var index = text.startIndex
+            while index < text.endIndex {
+                switch text[index] {
+                case "\"", "'":
+                    guard let close = Kubeconfig.closingQuote(text[index...]) else { return false }
+                    index = close
                 case "[", "{": depth += 1
                 case "]", "}": depth -= 1
                 default: break
                 }
+                index = text.index(after: index)
             }
-            return depth <= 0 && quote == nil
+            return depth <= 0
         }
 
         mutating func skipSpaces() {
@@ -98,25 +91,12 @@ extension Kubeconfig {
         mutating func scalar(stoppingAtColon: Bool) throws(Problem) -> String {
             self.skipSpaces()
             let start = self.position
-            if let quote = self.text[safe: self.position], quote == "\"" || quote == "'" {
-                self.position += 1
-                while self.position < self.text.count {
-                    let character = self.text[self.position]
-                    if quote == "\"" && character == "\\" {
-                        self.position += 2
-                        continue
-                    }
-                    if character == quote {
-                        if quote == "'", self.text[safe: self.position + 1] == "'" {
-                            self.position += 2
-                            continue
-                        }
-                        self.position += 1
-                        return String(self.text[start..<self.position])
-                    }
-                    self.position += 1
+            if let quote = self.text[self.position...].first, quote == "\"" || quote == "'" {
+                guard let close = Kubeconfig.closingQuote(self.text[self.position...]) else {
+                    throw self.problem("an unclosed quote")
                 }
-                throw self.problem("an unclosed quote")
+                self.position = close + 1
+                return String(self.text[start..<self.position])
             }
             while self.position < self.text.count {
                 let character = self.text[self.position]
@@ -132,12 +112,6 @@ extension Kubeconfig {
             guard !scalar.isEmpty else { throw self.problem("an empty value") }
             return scalar
         }
-    }
-}
-
-extension Array {
-    fileprivate subscript(safe index: Int) -> Element? {
-        index >= 0 && index < self.count ? self[index] : nil
     }
 }
 

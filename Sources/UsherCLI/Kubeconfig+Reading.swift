@@ -38,30 +38,17 @@ extension Kubeconfig {
 
     /// `text` up to a comment: a `#` at the start or after a space, outside quotes; trailing spaces dropped.
     static func withoutComment(_ text: Substring) -> Substring {
-        var quote: Character?
         var previous: Character = " "
         var index = text.startIndex
         while index < text.endIndex {
             let character = text[index]
-            if let open = quote {
-                if character == open {
-                    // '' inside a single-quoted scalar is a quote, not its end.
-                    let next = text.index(after: index)
-                    if open == "'", next < text.endIndex, text[next] == "'" {
-                        index = text.index(after: next)
-                        previous = "'"
-                        continue
-                    }
-                    quote = nil
-                } else if open == "\"", character == "\\" {
-                    index = text.index(after: index)
-                    if index < text.endIndex { index = text.index(after: index) }
-                    continue
-                }
-            } else if character == "#", previous == " " || previous == "\t" {
+            if character == "#", previous == " " || previous == "\t" {
                 return Self.trimmedTrailing(text[..<index])
-            } else if character == "\"" || character == "'", " [{,:-".contains(previous) || index == text.startIndex {
-                quote = character
+            }
+            if character == "\"" || character == "'", " [{,:-".contains(previous) {
+                // A quoted scalar, whose # is no comment: on from its closing quote (nothing is, when it has none).
+                guard let close = Self.closingQuote(text[index...]) else { break }
+                index = close
             }
             previous = character
             index = text.index(after: index)

@@ -1,8 +1,10 @@
 /// Scalars as a kubeconfig writes them: finding a quoted one's end, the string one stands for, and the text that
 /// writes a string back so that it reads as that string.
 extension Kubeconfig {
-    /// The index of the quote that closes the quoted scalar `text` starts with.
-    static func closingQuote(_ text: String) -> String.Index? {
+    /// The index of the quote that closes the quoted scalar `text` starts with (`\` escapes in double quotes, `''` is a
+    /// quote in single ones); nil when `text` starts with no quote or its quote is not closed. The one scanner of quoted
+    /// scalars, for lines, keys and flow collections alike.
+    static func closingQuote<Text: Collection>(_ text: Text) -> Text.Index? where Text.Element == Character {
         guard let quote = text.first, quote == "\"" || quote == "'" else { return nil }
         var index = text.index(after: text.startIndex)
         while index < text.endIndex {
