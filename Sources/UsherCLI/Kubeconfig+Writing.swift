@@ -7,64 +7,47 @@ extension Kubeconfig {
         return out
     }
 
+    /// What `node` is written as on its key's or item's own line: a scalar's text, `{}` or `[]`. Nil for a mapping or
+    /// a sequence with something in it, which goes on the lines below.
+    private static func inline(_ node: Node) -> String? {
+        switch node {
+        case .scalar(let text): text
+        case .mapping(let entries): entries.isEmpty ? "{}" : nil
+        case .sequence(let items): items.isEmpty ? "[]" : nil
+        }
+    }
+
     private static func write(_ node: Node, indent: Int, into out: inout String) {
         let pad = String(repeating: " ", count: indent)
+        if let inline = Self.inline(node) {
+            out += pad + inline + "\n"
+            return
+        }
         switch node {
-        case .scalar(let text):
-            out += pad + text + "\n"
+        case .scalar:
+            break  // Written inline, above.
         case .mapping(let entries):
-            if entries.isEmpty {
-                out += pad + "{}\n"
-                return
-            }
             for entry in entries {
-                Self.writeEntry(entry, pad: pad, indent: indent, into: &out)
+                if let inline = Self.inline(entry.value) {
+                    out += pad + entry.key + ": " + inline + "\n"
+                    continue
+                }
+                out += pad + entry.key + ":\n"
+                // A mapping's entries go two spaces in; a list's items stay at its key's indent.
+                let nested = if case .mapping = entry.value { indent + 2 } else { indent }
+                Self.write(entry.value, indent: nested, into: &out)
             }
         case .sequence(let items):
-            if items.isEmpty {
-                out += pad + "[]\n"
-                return
-            }
             for item in items {
-                Self.writeItem(item, pad: pad, indent: indent, into: &out)
+                if let inline = Self.inline(item) {
+                    out += pad + "- " + inline + "\n"
+                    continue
+                }
+                // `- first: value` (or `- - x`), the rest under it.
+                var nested = ""
+                Self.write(item, indent: indent + 2, into: &nested)
+                out += pad + "- " + nested.dropFirst(indent + 2)
             }
-        }
-    }
-
-    private static func writeEntry(_ entry: Entry, pad: String, indent: Int, into out: inout String) {
-        switch entry.value {
-        case .scalar(let text):
-            out += pad + entry.key + ": " + text + "\n"
-        case .mapping(let entries) where entries.isEmpty:
-            out += pad + entry.key + ": {}\n"
-        case .sequence(let items) where items.isEmpty:
-            out += pad + entry.key + ": []\n"
-        case .mapping:
-            out += pad + entry.key + ":\n"
-            Self.write(entry.value, indent: indent + 2, into: &out)
-        case .sequence:
-            out += pad + entry.key + ":\n"
-            Self.write(entry.value, indent: indent, into: &out)
-        }
-    }
-
-    private static func writeItem(_ item: Node, pad: String, indent: Int, into out: inout String) {
-        switch item {
-        case .scalar(let text):
-            out += pad + "- " + text + "\n"
-        case .mapping(let entries) where !entries.isEmpty:
-            // `- first: value`, the other entries under it.
-            var nested = ""
-            Self.write(item, indent: indent + 2, into: &nested)
-            out += pad + "- " + nested.dropFirst(indent + 2)
-        case .sequence(let items) where !items.isEmpty:
-            var nested = ""
-            Self.write(item, indent: indent + 2, into: &nested)
-            out += pad + "- " + nested.dropFirst(indent + 2)
-        case .mapping:
-            out += pad + "- {}\n"
-        case .sequence:
-            out += pad + "- []\n"
         }
     }
 }
