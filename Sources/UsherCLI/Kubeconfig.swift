@@ -53,11 +53,17 @@ struct Kubeconfig {
         return entries
     }
 
-    /// The named items of the top-level list `key` (`contexts`, `users`): null and missing are empty lists.
-    func namedItems(_ key: String) throws(Problem) -> [Node] {
+    /// The entries of the top-level mapping (`apiVersion`, `clusters`, `contexts`, `users`...).
+    func topLevel() throws(Problem) -> [Entry] {
         guard case .mapping(let entries) = self.root else {
             throw Problem(description: "the kubeconfig is not a mapping of apiVersion, clusters, contexts, users...")
         }
+        return entries
+    }
+
+    /// The named items of the list `key` (`contexts`, `users`) of the top-level `entries`: null and missing are empty
+    /// lists.
+    static func namedItems(_ key: String, in entries: [Entry]) throws(Problem) -> [Node] {
         switch Self.value(key, in: entries) {
         case nil, .scalar("null")?, .scalar("~")?: return []
         case .sequence(let items)?: return items
@@ -74,17 +80,18 @@ struct Kubeconfig {
 
     /// Whether the kubeconfig has the context `name`.
     func hasContext(_ name: String) throws(Problem) -> Bool {
-        try self.namedItems("contexts").contains { Self.name(of: $0) == name }
+        try Self.namedItems("contexts", in: self.topLevel()).contains { Self.name(of: $0) == name }
     }
 
     /// Points the context `context` at the user `userName`, whose credentials come from `exec` (replacing a user of
     /// that name, keeping the rest of its entry).
     mutating func setExecUser(_ userName: String, exec: Node, forContext context: String) throws(Problem) {
-        var contexts = try self.namedItems("contexts")
+        var root = try self.topLevel()
+        var contexts = try Self.namedItems("contexts", in: root)
         guard let contextIndex = contexts.firstIndex(where: { Self.name(of: $0) == context }),
             case .mapping(var contextEntries) = contexts[contextIndex]
         else { throw Problem(description: "no context \(context)") }
-        var inner: [Entry] = []
+        var inner: [Entry]
         switch Self.value("context", in: contextEntries) {
         case .mapping(let entries)?: inner = entries
         case nil, .scalar("null")?: inner = []
@@ -94,7 +101,7 @@ struct Kubeconfig {
         contextEntries = Self.setting("context", to: .mapping(inner), in: contextEntries)
         contexts[contextIndex] = .mapping(contextEntries)
 
-        var users = try self.namedItems("users")
+        var users = try Self.namedItems("users", in: root)
         let user = Node.mapping([Entry(key: "exec", value: exec)])
         if let index = users.firstIndex(where: { Self.name(of: $0) == userName }),
             case .mapping(let entries) = users[index]
@@ -103,7 +110,6 @@ struct Kubeconfig {
         } else {
             users.append(.mapping([Entry(key: "name", value: Self.string(userName)), Entry(key: "user", value: user)]))
         }
-        guard case .mapping(var root) = self.root else { return }
         root = Self.setting("contexts", to: .sequence(contexts), in: root)
         root = Self.setting("users", to: .sequence(users), in: root)
         self.root = .mapping(root)
