@@ -98,8 +98,7 @@ extension Kubeconfig {
                 let line = self.lines[self.index]
                 let rest = line.text.dropFirst(1).drop { $0 == " " }
                 if rest.isEmpty {
-                    self.index += 1
-                    items.append(try self.node(atLeast: indent + 1))
+                    self.index += 1  // The item is on the lines below.
                 } else {
                     // `- key: value` (a mapping that starts on the item's line) or `- - x`: the rest is read as
                     // though it were on a line of its own, indented where it starts.
@@ -108,8 +107,8 @@ extension Kubeconfig {
                         indent: indent + (line.text.count - rest.count),
                         text: String(rest)
                     )
-                    items.append(try self.node(atLeast: indent + 1))
                 }
+                items.append(try self.node(atLeast: indent + 1))
             }
             return .sequence(items)
         }
