@@ -108,15 +108,11 @@ extension Kubeconfig {
                 }
                 self.position += 1
             }
-            let scalar = String(self.text[start..<self.position]).trimmingSpaces
-            guard !scalar.isEmpty else { throw self.problem("an empty value") }
-            return scalar
+            // Up to the spaces before the comma or bracket (those before it were skipped above).
+            var end = self.position
+            while end > start, self.text[end - 1] == " " { end -= 1 }
+            guard end > start else { throw self.problem("an empty value") }
+            return String(self.text[start..<end])
         }
-    }
-}
-
-extension String {
-    fileprivate var trimmingSpaces: String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }
