@@ -32,6 +32,11 @@ struct GitCredentialTests {
             )
         }
 
+        /// The helpers git's global configuration has for the server's URL (what setup-git recorded), one a line.
+        func recordedHelpers() async throws -> String {
+            try await self.git(["config", "--global", "--get-all", "credential.\(self.url).helper"]).stdout
+        }
+
         /// The pushes the server accepted, by whom.
         var pushes: [String] {
             self.server.stderr.split(separator: "\n").filter { $0.hasPrefix("push by ") }.map {
@@ -96,8 +101,8 @@ struct GitCredentialTests {
 
             let configured = try await setup.usher(["setup-git", "--host", setup.url])
             #expect(configured.status == 0, "\(configured.stderr)")
-            let config = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
-            #expect(config.stdout.contains("git-credential"), "\(config.stdout)")
+            let config = try await setup.recordedHelpers()
+            #expect(config.contains("git-credential"), "\(config)")
 
             let work = setup.directory.file("work")
             let clone = try await setup.git(["clone", "--quiet", "\(setup.url)/project.git", work])
@@ -214,9 +219,9 @@ struct GitCredentialTests {
             _ = try await setup.git(["config", "--global", "--unset-all", "credential.helper"])
             let configured = try await setup.usher(["setup-git", "--host", setup.url])
             #expect(configured.status == 0, "\(configured.stderr)")
-            let helper = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
+            let helper = try await setup.recordedHelpers()
             let host = String(setup.url.dropFirst("http://".count))
-            #expect(helper.stdout.contains("git-credential --host \(host)"), "\(helper.stdout)")
+            #expect(helper.contains("git-credential --host \(host)"), "\(helper)")
             #expect(try await Self.fill(setup, setup.url).stdout.contains("password=ey"))
             let refusedPlain = try await setup.usher(["setup-git", "--host", "http://git.example.com"])
             #expect(refusedPlain.status == 2, "\(refusedPlain.stderr)")
@@ -238,21 +243,21 @@ struct GitCredentialTests {
             let links = setup.directory.file("links")
             try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: "\(links)/usher", withDestinationPath: usherd)
-            var environment = setup.environment
-            environment["PATH"] = "/usr/bin:/bin"
+            // usher run by the link, with `path` as PATH.
+            func runLink(_ arguments: [String], path: String) async throws -> ProcessOutput {
+                var environment = setup.environment
+                environment["PATH"] = path
+                return try await runProcess("\(links)/usher", arguments, environment: environment)
+            }
 
             // No usher on PATH: the link itself, with a warning that it is not an installed usher.
-            let configured = try await runProcess(
-                "\(links)/usher",
-                ["setup-git", "--host", setup.url],
-                environment: environment
-            )
+            let configured = try await runLink(["setup-git", "--host", setup.url], path: "/usr/bin:/bin")
             #expect(configured.status == 0, "\(configured.stderr)")
             #expect(configured.stderr.contains("warning"), "\(configured.stderr)")
             #expect(configured.stderr.contains("build directory"), "\(configured.stderr)")
-            let helper = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
-            #expect(helper.stdout.contains("!\(links)/usher git-credential"), "\(helper.stdout)")
-            #expect(!helper.stdout.contains("usherd"), "\(helper.stdout)")
+            let helper = try await setup.recordedHelpers()
+            #expect(helper.contains("!\(links)/usher git-credential"), "\(helper)")
+            #expect(!helper.contains("usherd"), "\(helper)")
             // And git's helper is the CLI: it answers.
             #expect(try await Self.fill(setup, setup.url).stdout.contains("password=ey"))
 
@@ -260,16 +265,11 @@ struct GitCredentialTests {
             let bin = setup.directory.file("bin")
             try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
             try ExecutableFile.copy(usherd, to: "\(bin)/usher")
-            environment["PATH"] = "\(bin):/usr/bin:/bin"
-            let installed = try await runProcess(
-                "\(links)/usher",
-                ["setup-git", "--host", setup.url],
-                environment: environment
-            )
+            let installed = try await runLink(["setup-git", "--host", setup.url], path: "\(bin):/usr/bin:/bin")
             #expect(installed.status == 0, "\(installed.stderr)")
             #expect(!installed.stderr.contains("warning"), "\(installed.stderr)")
-            let recorded = try await setup.git(["config", "--global", "--get-all", "credential.\(setup.url).helper"])
-            #expect(recorded.stdout.contains("!\(bin)/usher git-credential"), "\(recorded.stdout)")
+            let recorded = try await setup.recordedHelpers()
+            #expect(recorded.contains("!\(bin)/usher git-credential"), "\(recorded)")
             #expect(try await Self.fill(setup, setup.url).stdout.contains("password=ey"))
 
             // setup-kube records the same command.
@@ -288,11 +288,9 @@ struct GitCredentialTests {
             users: []
 
             """.write(toFile: kubeconfig, atomically: true, encoding: .utf8)
-            environment["PATH"] = "/usr/bin:/bin"
-            let kube = try await runProcess(
-                "\(links)/usher",
+            let kube = try await runLink(
                 ["setup-kube", "--context", "c", "--kubeconfig", kubeconfig],
-                environment: environment
+                path: "/usr/bin:/bin"
             )
             #expect(kube.status == 0, "\(kube.stderr)")
             #expect(kube.stderr.contains("warning"), "\(kube.stderr)")
