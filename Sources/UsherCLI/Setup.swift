@@ -41,12 +41,13 @@ extension Usher {
 
         func validate() throws {
             let url = self.url
-            guard url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://") else {
+            let https = url.lowercased().hasPrefix("https://")
+            guard https || url.lowercased().hasPrefix("http://") else {
                 throw ValidationError("--host: a host, host/path or an https:// URL")
             }
             let host = GitHost.normalized(url)
             guard !host.isEmpty else { throw ValidationError("--host: no host in \(url)") }
-            guard url.lowercased().hasPrefix("https://") || GitHost.isLoopback(host) else {
+            guard https || GitHost.isLoopback(host) else {
                 throw ValidationError(
                     "--host: usher sends tokens over https only (plain http only to a loopback address)"
                 )
@@ -58,11 +59,11 @@ extension Usher {
 
         func run() throws {
             let program = try ProgramPath.forOtherTools()
+            let url = self.url
             var helper = "!" + Shell.quoted(program.path) + " git-credential"
-            helper += " --host " + Shell.quoted(GitHost.normalized(self.url))
+            helper += " --host " + Shell.quoted(GitHost.normalized(url))
             if let user = self.user { helper += " --user " + Shell.quoted(user) }
             if let username = self.username { helper += " --username " + Shell.quoted(username) }
-            let url = self.url
             let key = "credential.\(url).helper"
             let scope = self.file.map { ["--file", $0] } ?? ["--global"]
             try Spawn.run(["git", "config"] + scope + ["--replace-all", key, ""])
