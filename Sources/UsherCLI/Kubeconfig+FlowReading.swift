@@ -7,22 +7,37 @@ extension Kubeconfig {
         var line: Int
         var position = 0
 
-        /// Whether the flow collection `text` begins has closed all its brackets (outside quoted scalars).
-        static func isClosed(_ text: String) -> Bool {
-            var depth = 0
-            var index = text.startIndex
-            while index < text.endIndex {
-                switch text[index] {
-                case "\"", "'":
-                    guard let close = Kubeconfig.closingQuote(text[index...]) else { return false }
-                    index = close
-                case "[", "{": depth += 1
-                case "]", "}": depth -= 1
-                default: break
+        /// Whether a flow collection's brackets are all closed (outside quoted scalars), read a line at a time: each
+        /// line once, however many lines the collection takes (a JSON kubeconfig is one collection of thousands).
+        /// Asking of the whole text again at each line took minutes for a JSON kubeconfig of 6,000 lines. A state
+        /// machine rather than `closingQuote`, because a quoted scalar may go on over the next line.
+        struct Brackets {
+            private var depth = 0
+            private var quote: Character?
+            private var escaped = false
+
+            var areClosed: Bool { self.depth <= 0 && self.quote == nil }
+
+            mutating func read(_ text: some StringProtocol) {
+                for character in text {
+                    if let open = self.quote {
+                        if self.escaped {
+                            self.escaped = false
+                        } else if open == "\"" && character == "\\" {
+                            self.escaped = true
+                        } else if character == open {
+                            self.quote = nil  // '' inside single quotes closes here and opens again at once.
+                        }
+                        continue
+                    }
+                    switch character {
+                    case "\"", "'": self.quote = character
+                    case "[", "{": self.depth += 1
+                    case "]", "}": self.depth -= 1
+                    default: break
+                    }
                 }
-                index = text.index(after: index)
             }
-            return depth <= 0
         }
 
         mutating func skipSpaces() {

@@ -165,8 +165,12 @@ extension Kubeconfig {
             if text.hasPrefix("[") || text.hasPrefix("{") {
                 // A flow collection may go on over the next lines (a JSON kubeconfig does): until its brackets close.
                 var whole = text
-                while !FlowReader.isClosed(whole) && self.index < self.lines.count {
-                    whole += " " + self.lines[self.index].text
+                var brackets = FlowReader.Brackets()
+                brackets.read(text)
+                while !brackets.areClosed && self.index < self.lines.count {
+                    let next = " " + self.lines[self.index].text
+                    brackets.read(next)
+                    whole += next
                     self.index += 1
                 }
                 var reader = FlowReader(text: Array(whole), line: line.number)
