@@ -252,30 +252,45 @@ package final class Dispatcher: Sendable {
 
     /// The answer to a request the peer lacks the permission for (on every seat the request is about), audited.
     private func denied(_ method: Method, _ head: RequestHead, _ required: Permission, _ context: Context) -> [UInt8] {
-        self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", permission: required, context)
         let limited =
             self.settings.policy.scope(of: required, for: context.peer) != nil
             ? " on every seat (this peer has it on some seats only, and \(method.rawValue) is about the whole device)"
             : ""
-        return LineCodec.encodeError(
-            id: head.id,
-            ResponseError(
-                .permissionDenied,
-                "\(method.rawValue) needs the \"\(required.rawValue)\" permission\(limited)"
-            )
+        return self.denied(
+            method,
+            head,
+            "\(method.rawValue) needs the \"\(required.rawValue)\" permission\(limited)",
+            permission: required,
+            context
         )
     }
 
     /// The answer to a request only root and usherd's own uid may make (`OwnerRule.administrator`), audited.
     private func notAdministrator(_ method: Method, _ head: RequestHead, _ context: Context) -> [UInt8] {
-        self.audit(method.rawValue, userID: head.peekParam("user_id"), outcome: "denied", context)
-        return LineCodec.encodeError(
-            id: head.id,
-            ResponseError(
-                .permissionDenied,
-                "\(method.rawValue) is an administrator's act: only root and usherd's own uid may call it"
-            )
+        self.denied(
+            method,
+            head,
+            "\(method.rawValue) is an administrator's act: only root and usherd's own uid may call it",
+            context
         )
+    }
+
+    /// A refusal before the parameters are decoded: audited as `denied`, answered `permission_denied` with `message`.
+    private func denied(
+        _ method: Method,
+        _ head: RequestHead,
+        _ message: String,
+        permission: Permission? = nil,
+        _ context: Context
+    ) -> [UInt8] {
+        self.audit(
+            method.rawValue,
+            userID: head.peekParam("user_id"),
+            outcome: "denied",
+            permission: permission,
+            context
+        )
+        return LineCodec.encodeError(id: head.id, ResponseError(.permissionDenied, message))
     }
 
     /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.
