@@ -5,6 +5,7 @@ import NIOPosix
 import ServiceLifecycle
 import UsherCore
 import UsherHTTP
+import UsherProtocol
 import UsherProviders
 import UsherServer
 import UsherStore
@@ -57,6 +58,7 @@ package struct Daemon {
     /// Runs until SIGTERM or SIGINT. Start-up failures throw before anything is served.
     package func run() async throws {
         try Systemd.requireLibraryWhenAsked()
+        try self.checkUIDRangeAgainstLoginDefs()
         // Opening the database may run migrations: ask systemd for time before doing it.
         Systemd.extendTimeout(seconds: 90)
         let safety = FileSafety(logger: self.logger)
@@ -151,8 +153,22 @@ package struct Daemon {
     }
 
     private func serve(_ parts: ProviderParts) async throws {
+        // `[unix_users]`: each user's Unix account is allocated as the user is added, in the same transaction.
+        let unixUsers =
+            self.configuration.unixUsers.enabled
+            ? UnixUserDirectory(
+                settings: self.configuration.unixUsers.settings,
+                localAccounts: { LocalAccountFiles.read() },
+                logger: self.logger
+            ) : nil
+        let store: any SessionStore =
+            if let unixUsers {
+                UnixUserAllocatingStore(database: parts.database, directory: unixUsers, now: { Timestamp.now() })
+            } else {
+                parts.database
+            }
         let registry = SessionRegistry(
-            store: parts.database,
+            store: store,
             providers: parts.providers(for: self.configuration),
             defaultProvider: self.configuration.defaultProvider,
             configuration: self.configuration.registryConfiguration,
@@ -229,6 +245,11 @@ package struct Daemon {
         // The Varlink socket first: once the main socket accepts connections (what clients and tests wait for), both
         // do.
         let varlinkServer = try await self.bindVarlinkSocket(dispatcher: dispatcher, tracker: tracker)
+        let userDatabase = try await self.bindUserDatabaseSocket(
+            directory: unixUsers,
+            dispatcher: dispatcher,
+            tracker: tracker
+        )
         let address: ListenAddress
         if let descriptor = Systemd.listeningDescriptor(named: "usher") {
             address = .inherited(descriptor: descriptor, path: Systemd.boundPath(of: descriptor))
@@ -254,6 +275,7 @@ package struct Daemon {
         // Beside the main server: services stop in reverse order, and the status service ends at the start of a
         // shutdown, so it must come after both.
         if let varlinkServer { services.append(.init(service: varlinkServer)) }
+        if let userDatabase { services.append(.init(service: userDatabase.0)) }
         services += [
             .init(service: RefreshService(registry: registry)),
             .init(service: BackgroundWorkService(work: parts.oidc.background)),
@@ -269,6 +291,8 @@ package struct Daemon {
                         throttle: throttle,
                         logLevel: self.logLevel,
                         status: status,
+                        // Only when it serves records: a socket systemd handed over with `[unix_users]` off never does.
+                        userDatabase: unixUsers != nil ? userDatabase?.1 : nil,
                         logger: self.logger
                     )
                 )

@@ -63,6 +63,8 @@ package struct DaemonConfiguration: Sendable {
     package var seats = SeatConfiguration()
     /// `[leases]`.
     package var leases = LeaseConfiguration()
+    /// `[unix_users]`.
+    package var unixUsers = UnixUsersConfiguration()
     /// `[tokens] refresh_margin`.
     package var refreshMarginMilliseconds: Int64 = 5 * 60_000
     /// `[providers.NAME]`, sorted by name. Without any section, one local provider named `local`.
@@ -147,6 +149,10 @@ package struct DaemonConfiguration: Sendable {
                 ?? self.leases.maximumDelayMilliseconds
             self.leases.maximumPerUID = try leases.int("max_per_uid", in: 1...4096) ?? self.leases.maximumPerUID
             try leases.finish()
+        }
+        if var unixUsers = try root.section("unix_users") {
+            self.unixUsers = try Self.unixUsers(&unixUsers)
+            try unixUsers.finish()
         }
         if var tokens = try root.section("tokens") {
             self.refreshMarginMilliseconds =

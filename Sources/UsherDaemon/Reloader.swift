@@ -30,6 +30,8 @@ final class Reloader: Sendable {
     private let throttle: LoginThrottle
     private let logLevel: LogLevelSetting
     private let status: SystemdStatusService
+    /// The user database socket's interface, when there is one (`[unix_users]`).
+    private let userDatabase: UserDatabaseInterface?
     private let logger: Logger
 
     init(
@@ -41,6 +43,7 @@ final class Reloader: Sendable {
         throttle: LoginThrottle,
         logLevel: LogLevelSetting,
         status: SystemdStatusService,
+        userDatabase: UserDatabaseInterface? = nil,
         logger: Logger
     ) {
         self.configurationPath = configurationPath
@@ -51,6 +54,7 @@ final class Reloader: Sendable {
         self.throttle = throttle
         self.logLevel = logLevel
         self.status = status
+        self.userDatabase = userDatabase
         self.logger = logger
     }
 
@@ -84,6 +88,23 @@ final class Reloader: Sendable {
         }
         if next.varlinkSocket != current.varlinkSocket {
             self.logger.warning("daemon.varlink_socket changed: it applies at the next restart")
+        }
+        if next.unixUsers != current.unixUsers {
+            if next.unixUsers.enabled != current.unixUsers.enabled, let userDatabase = self.userDatabase {
+                // Off at once (records disappear now, the socket goes at the next restart), or back on: the accounts
+                // were kept up to date meanwhile.
+                userDatabase.setAvailable(next.unixUsers.enabled)
+                self.logger.warning(
+                    "unix_users.enabled changed: io.systemd.UserDatabase \(next.unixUsers.enabled ? "answers again" : "answers ServiceNotAvailable")"
+                )
+            }
+            var kept = next.unixUsers
+            kept.enabled = current.unixUsers.enabled
+            if kept != current.unixUsers
+                || (self.userDatabase == nil && next.unixUsers.enabled != current.unixUsers.enabled)
+            {
+                self.logger.warning("unix_users changed: it applies at the next restart")
+            }
         }
         if next.passwordHashCost != current.passwordHashCost {
             self.logger.warning("daemon.password_hash_cost changed: it applies at the next restart")

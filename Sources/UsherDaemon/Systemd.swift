@@ -108,12 +108,12 @@ enum Systemd {
     }
 
     /// The listening socket systemd passed (socket activation): the one named `name` (`FileDescriptorName=`), or the
-    /// only one when it has another name (not the Varlink socket's). The `LISTEN_*` variables are removed so that
-    /// processes the daemon starts do not inherit them.
+    /// only one when it has another name (not the Varlink socket's, nor the user database's). The `LISTEN_*`
+    /// variables are removed so that processes the daemon starts do not inherit them.
     static func listeningDescriptor(named name: String) -> CInt? {
         let names = Self.listeningNames(unsetEnvironment: true)
         if let index = names.firstIndex(of: name) { return SD_LISTEN_FDS_START + CInt(index) }
-        return names.count == 1 && names[0] != "varlink" ? SD_LISTEN_FDS_START : nil
+        return names.count == 1 && names[0] != "varlink" && names[0] != "userdb" ? SD_LISTEN_FDS_START : nil
     }
 
     /// The names of the descriptors systemd passed, in order ("" for one without a name); none without activation.

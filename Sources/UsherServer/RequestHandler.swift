@@ -85,9 +85,13 @@ final class RequestHandler: ChannelDuplexHandler {
     ) {
         self.splitter = LineSplitter(
             maximumLineLength: limits.maximumLineBytes,
-            terminator: wire == .varlink ? 0 : UInt8(ascii: "\n")
+            terminator: wire.isVarlink ? 0 : UInt8(ascii: "\n")
         )
-        self.varlink = wire == .varlink ? VarlinkCalls() : nil
+        switch wire {
+        case .lines: self.varlink = nil
+        case .varlink: self.varlink = VarlinkCalls()
+        case .userDatabase(let userDatabase): self.varlink = VarlinkCalls(userDatabase: userDatabase)
+        }
         let leases = dispatcher.registry.leases
         let connectionID = context.connectionID
         self.idleCloser = IdleConnectionCloser(activity: activity, timeout: limits.idleTimeout) {

@@ -22,10 +22,23 @@ package enum ListenAddress: Sendable, Hashable {
 }
 
 /// What a socket speaks: newline-delimited JSON (`usher.sock`), or Varlink (`io.usher.Session`), the same requests
-/// framed as Varlink calls (`Varlink/`).
-package enum WireFormat: Sendable, Hashable {
+/// framed as Varlink calls (`Varlink/`), or systemd's `io.systemd.UserDatabase` (`io.usher.Users`), which answers
+/// from the Unix user directory and never reaches the dispatcher.
+package enum WireFormat: Sendable {
     case lines
     case varlink
+    case userDatabase(UserDatabaseInterface)
+
+    /// Messages end with a NUL, and errors are Varlink's.
+    var isVarlink: Bool {
+        if case .lines = self { false } else { true }
+    }
+
+    /// Whether connections are worth identifying (which program, its unit): not on the user database's socket, which
+    /// every process's NSS lookups use, and which answers the same to all.
+    var identifiesPrograms: Bool {
+        if case .userDatabase = self { false } else { true }
+    }
 }
 
 /// The Unix-socket server: newline-delimited JSON in, one response per request out, events to subscribers.
@@ -91,7 +104,8 @@ package final class SocketServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
             KernelPeer.credentials(of: channel).flatMap { peer in
-                ProgramIdentifier.identify(peer, of: channel, digests: dispatcher.settings.digests)
+                guard wire.identifiesPrograms else { return channel.eventLoop.makeSucceededFuture(peer) }
+                return ProgramIdentifier.identify(peer, of: channel, digests: dispatcher.settings.digests)
             }.flatMapThrowing { peer in
                 try Self.setUp(
                     channel,
@@ -169,7 +183,7 @@ package final class SocketServer: Service {
                     )
                 }
                 let error = ResponseError(.tooManyConnections, reason)
-                let line = wire == .varlink ? VarlinkReply.error(error) : LineCodec.encodeError(id: nil, error)
+                let line = wire.isVarlink ? VarlinkReply.error(error) : LineCodec.encodeError(id: nil, error)
                 var buffer = channel.allocator.buffer(capacity: line.count)
                 buffer.writeBytes(line)
                 channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
@@ -191,7 +205,7 @@ package final class SocketServer: Service {
             notify: { event in
                 channel.eventLoop.execute { events.value.handler?.deliverEvent(event) }
             },
-            eventFormat: wire == .varlink ? .varlink : .lines
+            eventFormat: wire.isVarlink ? .varlink : .lines
         )
         let handler = RequestHandler(
             dispatcher: dispatcher,

@@ -112,6 +112,18 @@ extension AppDatabase {
             // column of the user's row, so it is written in the same transaction as the tokens it binds.
             try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN "dpop_key" TEXT"#)
         }
+        migrator.registerMigration("v12-unix-users") { db in
+            // Issue 37, section 2: each user's Unix account (`[unix_users]`). A row is never deleted: a removed user's
+            // uid and name stay reserved for it (and are its again if it comes back), so no uid is ever another
+            // user's. Independent of the issue's other migrations.
+            try db.execute(
+                sql: """
+                    CREATE TABLE "unix_user" ("user_id" TEXT PRIMARY KEY NOT NULL, \
+                    "uid" INTEGER NOT NULL UNIQUE CHECK ("uid" BETWEEN 0 AND 4294967294), \
+                    "name" TEXT NOT NULL UNIQUE, "created_at" INTEGER NOT NULL);
+                    """
+            )
+        }
         return migrator
     }
 }

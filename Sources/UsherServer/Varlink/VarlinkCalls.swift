@@ -15,6 +15,13 @@ struct VarlinkCalls {
     /// The method of a call whose replies go on: `subscribe` (events) or `inhibit` (the lease's events). Varlink
     /// answers calls in order, so no later call on the connection is answered until it ends.
     private(set) var streaming: Method?
+    /// On the user database's socket (`io.usher.Users`): the interface that answers every call but
+    /// `org.varlink.service`'s, in place of the dispatcher.
+    private let userDatabase: UserDatabaseInterface?
+
+    init(userDatabase: UserDatabaseInterface? = nil) {
+        self.userDatabase = userDatabase
+    }
 
     /// Starts answering a call (one message, without its NUL): answered at once (with the reply, empty for a oneway
     /// call), or pending with the dispatcher.
@@ -41,6 +48,14 @@ struct VarlinkCalls {
         if call.upgrade {
             // No method of this service upgrades its connection to another protocol.
             return self.reply(VarlinkReply.error(VarlinkService.invalidParameter, ["parameter": "upgrade"]))
+        }
+        if let userDatabase = self.userDatabase {
+            if call.interface == VarlinkService.name {
+                return self.reply(
+                    VarlinkService.answer(call, version: dispatcher.version, interfaces: UserDatabaseInterface.interfaces)
+                )
+            }
+            return self.reply(userDatabase.answer(call))
         }
         if call.interface == VarlinkService.name {
             return self.reply(VarlinkService.answer(call, version: dispatcher.version))

@@ -58,7 +58,11 @@ enum VarlinkService {
     ]
 
     /// The reply to a call of `org.varlink.service` (no permission needed: it tells only what the definitions say).
-    static func answer(_ call: VarlinkCall, version: String) -> [UInt8] {
+    static func answer(
+        _ call: VarlinkCall,
+        version: String,
+        interfaces: [(name: String, description: String)] = Self.interfaces
+    ) -> [UInt8] {
         switch call.member {
         case "GetInfo":
             return VarlinkReply.parameters([
@@ -66,7 +70,7 @@ enum VarlinkService {
                 "product": "usherd",
                 "version": .string(version),
                 "url": "man:usherd(8)",
-                "interfaces": .array(Self.interfaces.map { .string($0.name) }),
+                "interfaces": .array(interfaces.map { .string($0.name) }),
             ])
         case "GetInterfaceDescription":
             let requested: String
@@ -75,7 +79,7 @@ enum VarlinkService {
             } catch {
                 return VarlinkReply.error(Self.invalidParameter, ["parameter": "interface"])
             }
-            guard let found = Self.interfaces.first(where: { $0.name == requested }) else {
+            guard let found = interfaces.first(where: { $0.name == requested }) else {
                 return VarlinkReply.error(Self.interfaceNotFound, ["interface": .string(requested)])
             }
             return VarlinkReply.parameters(["description": .string(found.description)])

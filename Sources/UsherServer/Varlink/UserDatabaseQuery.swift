@@ -1,0 +1,86 @@
+import UsherCore
+import UsherProtocol
+
+/// The parameters of one `io.systemd.UserDatabase` call: the primary keys (a name, an id), the secondary filters
+/// (`fuzzyNames`, `dispositionMask`, a range of ids) and `service`. A parameter the method does not take, or of the
+/// wrong type, is `org.varlink.service.InvalidParameter` naming it, as systemd's own services answer.
+struct UserDatabaseQuery {
+    enum Kind {
+        case user, group, memberships
+    }
+
+    struct InvalidParameter: Error {
+        var parameter: String
+    }
+
+    var kind: Kind
+    /// `uid` or `gid`.
+    var id: Int64?
+    /// `userName` (or, for a group, `groupName`).
+    var name: String?
+    /// `GetMemberships`'s `groupName`.
+    var groupName: String?
+    var fuzzyNames: [String]?
+    var dispositionMask: [String]?
+    var minimum: Int64?
+    var maximum: Int64?
+    /// Nil when the call gave none (`BadService`).
+    var service: String?
+
+    private static let keys: [Kind: Set<String>] = [
+        .user: ["uid", "userName", "fuzzyNames", "dispositionMask", "uidMin", "uidMax", "service"],
+        .group: ["gid", "groupName", "fuzzyNames", "dispositionMask", "gidMin", "gidMax", "service"],
+        .memberships: ["userName", "groupName", "service"],
+    ]
+
+    init(_ kind: Kind, _ params: Params) throws(InvalidParameter) {
+        self.kind = kind
+        if let unknown = params.values.keys.sorted().first(where: { !Self.keys[kind, default: []].contains($0) }) {
+            throw InvalidParameter(parameter: unknown)
+        }
+        func read<T>(_ key: String, _ body: (String) throws(ResponseError) -> T) throws(InvalidParameter) -> T {
+            do {
+                return try body(key)
+            } catch {
+                throw InvalidParameter(parameter: key)
+            }
+        }
+        let ids: ClosedRange<Int64> = 0...Int64(UInt32.max)
+        self.service = try read("service", params.optionalString)
+        switch kind {
+        case .user, .group:
+            let (idKey, nameKey, prefix) = kind == .user ? ("uid", "userName", "uid") : ("gid", "groupName", "gid")
+            self.id = try read(idKey) { key throws(ResponseError) in try params.optionalInt(key, in: ids) }
+            self.name = try read(nameKey, params.optionalString)
+            self.fuzzyNames = try read("fuzzyNames", params.optionalStringArray)
+            self.dispositionMask = try read("dispositionMask", params.optionalStringArray)
+            self.minimum = try read(prefix + "Min") { key throws(ResponseError) in try params.optionalInt(key, in: ids)
+            }
+            self.maximum = try read(prefix + "Max") { key throws(ResponseError) in try params.optionalInt(key, in: ids)
+            }
+        case .memberships:
+            self.name = try read("userName", params.optionalString)
+            self.groupName = try read("groupName", params.optionalString)
+        }
+    }
+
+    /// Whether a user's record (or its private group's) passes the secondary filters.
+    func matchesFilters(_ entry: UnixUserDirectory.Entry) -> Bool {
+        let id = Int64(entry.allocation.uid)
+        if let minimum, id < minimum { return false }
+        if let maximum, id > maximum { return false }
+        // Every record usher serves is a person's: `regular`.
+        if let dispositionMask, !dispositionMask.contains("regular") { return false }
+        if let fuzzyNames {
+            // As systemd's own services do it, loosely: a name given is found, case aside, within the user name, the
+            // real name or the email address.
+            let fields = [entry.allocation.name, entry.realName, entry.email].compactMap { $0?.lowercased() }
+            let found = fuzzyNames.contains { fuzzy in
+                let wanted = fuzzy.lowercased()
+                return !wanted.isEmpty && fields.contains { $0.contains(wanted) }
+            }
+            if !found { return false }
+        }
+        return true
+    }
+}
