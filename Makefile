@@ -2,13 +2,16 @@
 #
 #   make run    build and start usherd in the foreground (socket and state under ./.run/)
 #   make test   install what the build and tests need, build (warnings are errors), check formatting, run every test:
-#               every suite runs (lint, swift, python, varlink, libusher) whatever the others did, and the output ends
-#               with one verdict line per suite and "N passed, M failed" (suites); it fails if any suite failed
+#               every suite runs (lint, swift, python, varlink, libusher, pam) whatever the others did, and the output
+#               ends with one verdict line per suite and "N passed, M failed" (suites); it fails if any suite failed
 #   make test-python [USHER_BIN=DIR]   the Python package's mypy --strict and pytest tests, against DIR/usherd
 #   make test-varlink [USHER_BIN=DIR]   the Varlink interface, with the PyPI varlink client, against DIR/usherd
 #   make libusher        the C client library (clients/c, docs/c-library.md) into .build/libusher
 #   make test-libusher   its C tests against the usherd in USHER_BIN (default: .build/debug), plain, under ASan+UBSan
 #               and valgrind, its documented examples, and a bounded fuzz run
+#   make pam    the PAM module pam_usher.so (clients/pam, docs/login.md) into .build/pam
+#   make test-pam   its tests with pamtester and libpam-wrapper against the usherd in USHER_BIN: plain, under
+#               ASan+UBSan and under valgrind
 #   make install [PREFIX=/usr/local] [DESTDIR=]   release binaries, systemd units, sysusers.d, sample config, README,
 #               manual pages (usher.1, usherd.8, usherd.toml.5), bash/zsh/fish completions
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
@@ -38,6 +41,8 @@ BIN := $(CURDIR)/.build/debug
 BUILD_APT_PACKAGES := libsqlite3-dev libsystemd-dev libcurl4-openssl-dev pkg-config
 # libusher, the C client library: json-c parses the daemon's answers.
 BUILD_APT_PACKAGES += libjson-c-dev
+# pam_usher, the PAM module (clients/pam): libpam's headers.
+BUILD_APT_PACKAGES += libpam0g-dev
 # What only the tests need: socat for the by-hand examples, systemd for systemd-analyze and systemd-socket-activate,
 # and Python with venv for the OpenID Connect test servers.
 TEST_APT_PACKAGES := socat systemd python3 python3-venv
@@ -47,6 +52,10 @@ TEST_APT_PACKAGES += valgrind libglib2.0-dev
 # msmtp; and kubectl, Debian's kubernetes-client unless a kubectl is installed already (another package's would
 # conflict with it).
 TEST_APT_PACKAGES += git curl msmtp
+# pam_usher's tests: pamtester is the PAM application, libpam-wrapper gives it the tests' own PAM stack.
+TEST_APT_PACKAGES += pamtester libpam-wrapper
+# The seat that follows logind (LogindFollowTests): python-dbusmock's logind template on a private bus of its own.
+TEST_APT_PACKAGES += python3-dbusmock dbus-daemon
 KUBECTL_APT_PACKAGE = $(if $(shell command -v kubectl),,kubernetes-client)
 # And Debian 12's own kubectl (kubernetes-client, 1.20) in any case, whatever kubectl is installed: usher setup-kube is
 # tested with both (KubeCredentialTests). Downloaded and unpacked under .build, not installed, so that it never
@@ -167,9 +176,10 @@ DEB_APT_PACKAGES := dpkg-dev binutils lintian
 BOOT_TEST_APT_PACKAGES := systemd-container bsdutils util-linux iproute2
 
 .PHONY: all deps test-deps build run test test-python lint format clean install uninstall fuzz load bench order-file deb test-package test-package-as-root test-static man completions
+.PHONY: pam test-pam
 .PHONY: libusher test-libusher test-varlink check-no-foundation before-usherd programs size-floor
 
-all: build libusher
+all: build libusher pam
 
 # Installs the Debian packages named in $(1) that are missing.
 define apt_install
@@ -237,7 +247,7 @@ format:
 # say), each in a make of its own; then one verdict line per suite, and last the plain closing line CI reads,
 # "N passed, M failed", counting suites. make test fails if any suite did. The Python, Varlink and C suites test the
 # debug usherd the Swift suite's build makes: after a failed build they test the previous one, or fail without one.
-TEST_SUITES := lint swift python varlink libusher
+TEST_SUITES := lint swift python varlink libusher pam
 test: test-deps
 	@passed=0; failed=0; verdicts=""; \
 	for suite in $(TEST_SUITES); do \
@@ -252,11 +262,12 @@ test: test-deps
 	echo "$$passed passed, $$failed failed"; \
 	[ $$failed -eq 0 ]
 
-.PHONY: test-suite-lint test-suite-swift test-suite-python test-suite-varlink test-suite-libusher
+.PHONY: test-suite-lint test-suite-swift test-suite-python test-suite-varlink test-suite-libusher test-suite-pam
 test-suite-lint: lint
 test-suite-python: test-python
 test-suite-varlink: test-varlink
 test-suite-libusher: test-libusher
+test-suite-pam: test-pam
 test-suite-swift: test-deps
 	$(SWIFT) build --build-tests
 	@# A deadline that names the tests still running, should one hang past every guard of its own.
@@ -285,6 +296,16 @@ libusher: deps
 
 test-libusher: test-deps libusher
 	$(MAKE) -C clients/c test O=$(LIBUSHER_BUILD) USHER_BIN=$(USHER_BIN)
+
+# pam_usher.so, the PAM module (clients/pam/Makefile builds, tests and installs it): libusher's sources linked in, so
+# that it depends on libpam, json-c and libc only. Its tests run pamtester under libpam-wrapper against the usherd in
+# USHER_BIN (this repository's debug build by default), with the test venv's pytest and OpenID Connect server.
+PAM_BUILD := $(CURDIR)/.build/pam$(if $(filter-out $(BUILD_ARCH),$(ARCH)),-$(ARCH))
+pam: deps
+	$(MAKE) -C clients/pam O=$(PAM_BUILD)
+
+test-pam: test-deps pam
+	$(MAKE) -C clients/pam test O=$(PAM_BUILD) USHER_BIN=$(USHER_BIN) TEST_PYTHON=$(TEST_PYTHON)
 
 # The manual pages: usher(1) generated from the release binary's own help by swift-argument-parser's generate-manual
 # (the tool behind its manual plug-in), usherd.toml(5) from the documented sample configuration, usherd(8) written.
@@ -318,7 +339,7 @@ programs: deps
 	ln -sfn ../release/usherd $(PROGRAMS)/usherd
 	ln -sfn ../release/usherd $(PROGRAMS)/usher
 
-install: deps man completions libusher
+install: deps man completions libusher pam
 	$(TARGET_RELEASE_BUILD) --product usherd
 	@# It links no Foundation proper or ICU (FoundationEssentials only): checked before stripping, on the symbols.
 	tools/check-no-foundation.sh $(TARGET_BIN)/usherd
@@ -347,6 +368,8 @@ install: deps man completions libusher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/_usher $(DESTDIR)$(ZSHCOMPDIR)/_usher
 	install -D -m 0644 $(COMPLETIONS_BUILD)/usher.fish $(DESTDIR)$(FISHCOMPDIR)/usher.fish
 	$(MAKE) -C clients/c install O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	@# pam_usher.so into the multiarch PAM directory, its pam-auth-update profile (off by default) and pam_usher(8).
+	$(MAKE) -C clients/pam install O=$(PAM_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# Never overwrite a configuration someone edited.
 	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
 	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
@@ -365,6 +388,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/usher $(DESTDIR)$(ZSHCOMPDIR)/_usher $(DESTDIR)$(FISHCOMPDIR)/usher.fish
 	rm -rf $(DESTDIR)$(DOCDIR)
 	$(MAKE) -C clients/c uninstall O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C clients/pam uninstall O=$(PAM_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# The configuration stays unless it is the untouched sample.
 	if cmp -s config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml; rmdir $(DESTDIR)$(SYSCONFDIR)/usher 2>/dev/null || true; \

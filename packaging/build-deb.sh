@@ -68,6 +68,8 @@ done
 cp "$here/debian/control" "$work/src/debian/control"
 cd "$work/src"
 binaries=$(find "$package/usr/bin" -type f -perm -u+x)
+# pam_usher.so (the PAM module, in the multiarch security directory): its libraries too (libpam, json-c).
+binaries="$binaries $(find "$package/usr/lib" -path '*/security/*.so' -type f)"
 # shellcheck disable=SC2086 # one argument per binary
 dpkg-shlibdeps -Tdebian/usher.substvars $binaries
 # Binaries linked with -z pack-relative-relocs (DT_RELR, see the Makefile's RELEASE_FLAGS) need glibc 2.36's loader,
@@ -79,7 +81,8 @@ if readelf -V $binaries | grep -q GLIBC_ABI_DT_RELR; then relr=", libc6 (>= 2.36
 # use (Sources/CSystemd) and libsqlite3 when the store opens its database (Sources/CSQLite), so dpkg-shlibdeps, which
 # reads NEEDED entries, sees none of them; 7.85 for CURLOPT_PROTOCOLS_STR, 227 for sd_listen_fds_with_names, 3.37 for
 # sqlite3_changes64.
-echo "misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)$relr, libcurl4 (>= 7.85.0), libsystemd0 (>= 227), libsqlite3-0 (>= 3.37.0)" \
+# libpam-runtime 1.0.1-6 has pam-auth-update, which the PAM profile (/usr/share/pam-configs/usher) and prerm use.
+echo "misc:Depends=systemd | systemd-standalone-sysusers | systemd-sysusers, init-system-helpers (>= 1.54~)$relr, libcurl4 (>= 7.85.0), libsystemd0 (>= 227), libsqlite3-0 (>= 3.37.0), libpam-runtime (>= 1.0.1-6)" \
 	>> debian/usher.substvars
 dpkg-gencontrol -pusher -v"$version" -Tdebian/usher.substvars -P"$package" -f"$work/files"
 # shellcheck disable=SC2086 # two options
