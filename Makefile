@@ -48,6 +48,8 @@ BUILD_APT_PACKAGES += libpam0g-dev
 TEST_APT_PACKAGES := socat systemd python3 python3-venv
 # libusher's tests: valgrind for leaks, GLib for the GLib example (the fuzzer uses the Swift toolchain's clang).
 TEST_APT_PACKAGES += valgrind libglib2.0-dev
+# [unix_users]' tests: userdbctl (systemd-userdbd) and nss-systemd (libnss-systemd), tools usherd did not write.
+TEST_APT_PACKAGES += systemd-userdbd libnss-systemd
 # The tools usher hands tokens to (docs/integrations.md), tested with the real ones: git (and its http-backend), curl,
 # msmtp; and kubectl, Debian's kubernetes-client unless a kubectl is installed already (another package's would
 # conflict with it).
