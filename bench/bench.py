@@ -185,6 +185,24 @@ class Bench:
                 f"µs, p99 {lines['p99']:.0f} µs): {varlink['rate'] / lines['rate']:.2f} × the NDJSON rate"
                 + (f"; errors {varlink['errors']:.0f}" if varlink["errors"] else ""))
 
+    def userdb_reads(self, sock):
+        """`GetUserRecord` by user name and by uid over 16 connections on the user database socket
+        (`io.systemd.UserDatabase`, `[unix_users]`), what every NSS lookup through nss-systemd asks; the issue's target
+        is 20,000 a second. Each figure the mean of two runs."""
+        userdb_sock = os.path.join(os.path.dirname(sock), "io.usher.Users")
+        by_name = ('{"method":"io.systemd.UserDatabase.GetUserRecord",'
+                   '"parameters":{"userName":"p0","service":"io.usher.Users"}}')
+        by_uid = ('{"method":"io.systemd.UserDatabase.GetUserRecord",'
+                  '"parameters":{"uid":60000,"service":"io.usher.Users"}}')
+        name = self.mean(self.load(userdb_sock, 16, "varlink", by_name), self.load(userdb_sock, 16, "varlink", by_name))
+        uid = self.mean(self.load(userdb_sock, 16, "varlink", by_uid), self.load(userdb_sock, 16, "varlink", by_uid))
+        errors = name["errors"] + uid["errors"]
+        return (f"io.systemd.UserDatabase: GetUserRecord over 16 connections by userName {name['rate']:.0f} req/s "
+                f"(p50 {name['p50']:.0f} µs, p99 {name['p99']:.0f} µs), by uid {uid['rate']:.0f} req/s (p50 "
+                f"{uid['p50']:.0f} µs, p99 {uid['p99']:.0f} µs); target ≥ 20,000 req/s: "
+                + ("met" if min(name["rate"], uid["rate"]) >= 20000 else "NOT met")
+                + (f"; errors {errors:.0f}" if errors else ""))
+
     @staticmethod
     def mean(first, second):
         """The mean of two runs of one workload (latencies too: the mean of the two runs' percentiles), so that a
@@ -396,7 +414,8 @@ class Bench:
             Comparison(self, self.args.before, self.args.before_rounds).run()
             if self.args.before_only:
                 return
-        usherd, sock, _ = self.start_usherd("few", "[daemon]\npassword_hash_cost = 10\n")
+        # With [unix_users]: its users are Unix users too (the GetUserRecord workload; uids from 60000).
+        usherd, sock, _ = self.start_usherd("few", "[daemon]\npassword_hash_cost = 10\n[unix_users]\nenabled = true\n")
         user_ids = self.register_users(sock, 5)
 
         # The large device runs alongside the small one (idle while the other is measured).
@@ -411,11 +430,13 @@ class Bench:
 
         rows, many_rows = self.reads(sock, many_sock, echo_path, agent_path)
         varlink = self.varlink_reads(sock)
+        userdb = self.userdb_reads(sock)
         busy_rss = self.rss_mib(many)
         self.stop(many)
         rows += self.switches(sock, echo_path, agent_path, user_ids)
         self.print_rows("a handful of users (5)", rows)
         print(varlink)
+        print(userdb)
         print()
         cli = self.cli_wall_time(sock, agent_path)
         git_helper = self.git_helper_wall_time(sock)
