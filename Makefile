@@ -358,6 +358,9 @@ install: deps man completions libusher pam
 	  $(SUBSTITUTE) systemd/user/$$unit > $(DESTDIR)$(USERUNITDIR)/$$unit; \
 	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit $(DESTDIR)$(USERUNITDIR)/$$unit; \
 	done
+	@# The user database socket ([unix_users], docs/unix-users.md): system-wide only, and off until enabled.
+	$(SUBSTITUTE) systemd/usherd-userdb.socket > $(DESTDIR)$(UNITDIR)/usherd-userdb.socket
+	chmod 0644 $(DESTDIR)$(UNITDIR)/usherd-userdb.socket
 	install -D -m 0644 systemd/sysusers.d/usher.conf $(DESTDIR)$(SYSUSERSDIR)/usher.conf
 	install -D -m 0644 varlink/io.usher.Session.varlink $(DESTDIR)$(VARLINKDIR)/io.usher.Session.varlink
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
@@ -382,6 +385,7 @@ uninstall:
 	[ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
 	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket $(DESTDIR)$(UNITDIR)/usherd-varlink.socket
+	rm -f $(DESTDIR)$(UNITDIR)/usherd-userdb.socket
 	rm -f $(DESTDIR)$(USERUNITDIR)/usherd.service $(DESTDIR)$(USERUNITDIR)/usherd.socket
 	rm -f $(DESTDIR)$(USERUNITDIR)/usherd-varlink.socket
 	rm -f $(DESTDIR)$(VARLINKDIR)/io.usher.Session.varlink

@@ -62,6 +62,13 @@ extension Daemon {
                 localAccounts: { LocalAccountNames() },
                 logger: self.logger
             )
+        if directory != nil, self.configuration.unixUsers.settings.uidRange.overlaps(Self.homedRange),
+            access("\(UnixUsersConfiguration.userdbDirectory)/io.systemd.Home", F_OK) == 0
+        {
+            self.logger.warning(
+                "unix_users.uid_range overlaps systemd-homed's uids (60001-60513), and systemd-homed runs: choose another range"
+            )
+        }
         let interface = UserDatabaseInterface(directory: served, service: service)
         if directory == nil { interface.setAvailable(false) }
         let server = try await SocketServer.bind(
@@ -78,6 +85,9 @@ extension Daemon {
         )
         return (server, interface)
     }
+
+    /// The uids systemd-homed gives its users (systemd's `UIDS-GIDS.md`).
+    static let homedRange: ClosedRange<UInt32> = 60_001...60_513
 
     /// `/run/systemd/userdb` exists wherever systemd-userdbd runs; where it does not (Debian ships userdbd apart),
     /// usherd makes it, as systemd would (root's, 0755), so that `nss-systemd` finds the socket there.
