@@ -20,6 +20,27 @@ static struct {
 	int (*login_monitor_new)(const char *, sd_login_monitor **);
 	sd_login_monitor *(*login_monitor_unref)(sd_login_monitor *);
 	int (*login_monitor_get_fd)(sd_login_monitor *);
+	int (*bus_open_system)(sd_bus **);
+	sd_bus *(*bus_flush_close_unref)(sd_bus *);
+	int (*bus_get_fd)(sd_bus *);
+	int (*bus_get_events)(sd_bus *);
+	int (*bus_get_timeout)(sd_bus *, uint64_t *);
+	int (*bus_process)(sd_bus *, sd_bus_message **);
+	int (*bus_add_match)(sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, void *);
+	int (*bus_call_method)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
+	                       sd_bus_message **, const char *, ...);
+	int (*bus_get_property)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
+	                        sd_bus_message **, const char *);
+	int (*bus_get_property_trivial)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
+	                                char, void *);
+	int (*bus_message_enter_container)(sd_bus_message *, char, const char *);
+	int (*bus_message_exit_container)(sd_bus_message *);
+	int (*bus_message_read_basic)(sd_bus_message *, char, void *);
+	sd_bus_message *(*bus_message_unref)(sd_bus_message *);
+	const char *(*bus_message_get_path)(sd_bus_message *);
+	const char *(*bus_message_get_interface)(sd_bus_message *);
+	const char *(*bus_message_get_member)(sd_bus_message *);
+	void (*bus_error_free)(sd_bus_error *);
 } sd;
 
 // Every function usher calls, and where its address goes.
@@ -35,6 +56,24 @@ static const struct usher_symbol symbols[] = {
 	{"sd_login_monitor_new", (void **)&sd.login_monitor_new},
 	{"sd_login_monitor_unref", (void **)&sd.login_monitor_unref},
 	{"sd_login_monitor_get_fd", (void **)&sd.login_monitor_get_fd},
+	{"sd_bus_open_system", (void **)&sd.bus_open_system},
+	{"sd_bus_flush_close_unref", (void **)&sd.bus_flush_close_unref},
+	{"sd_bus_get_fd", (void **)&sd.bus_get_fd},
+	{"sd_bus_get_events", (void **)&sd.bus_get_events},
+	{"sd_bus_get_timeout", (void **)&sd.bus_get_timeout},
+	{"sd_bus_process", (void **)&sd.bus_process},
+	{"sd_bus_add_match", (void **)&sd.bus_add_match},
+	{"sd_bus_call_method", (void **)&sd.bus_call_method},
+	{"sd_bus_get_property", (void **)&sd.bus_get_property},
+	{"sd_bus_get_property_trivial", (void **)&sd.bus_get_property_trivial},
+	{"sd_bus_message_enter_container", (void **)&sd.bus_message_enter_container},
+	{"sd_bus_message_exit_container", (void **)&sd.bus_message_exit_container},
+	{"sd_bus_message_read_basic", (void **)&sd.bus_message_read_basic},
+	{"sd_bus_message_unref", (void **)&sd.bus_message_unref},
+	{"sd_bus_message_get_path", (void **)&sd.bus_message_get_path},
+	{"sd_bus_message_get_interface", (void **)&sd.bus_message_get_interface},
+	{"sd_bus_message_get_member", (void **)&sd.bus_message_get_member},
+	{"sd_bus_error_free", (void **)&sd.bus_error_free},
 };
 
 // Every function fails alike when one is missing, never some of them.
@@ -82,4 +121,77 @@ sd_login_monitor *usher_sd_login_monitor_unref(sd_login_monitor *monitor) {
 
 int usher_sd_login_monitor_get_fd(sd_login_monitor *monitor) {
 	return ready() ? sd.login_monitor_get_fd(monitor) : -ELIBACC;
+}
+
+int usher_sd_bus_open_system(sd_bus **bus) { return ready() ? sd.bus_open_system(bus) : -ELIBACC; }
+
+sd_bus *usher_sd_bus_flush_close_unref(sd_bus *bus) {
+	return ready() && bus ? sd.bus_flush_close_unref(bus) : NULL;
+}
+
+int usher_sd_bus_get_fd(sd_bus *bus) { return ready() ? sd.bus_get_fd(bus) : -ELIBACC; }
+
+int usher_sd_bus_get_events(sd_bus *bus) { return ready() ? sd.bus_get_events(bus) : -ELIBACC; }
+
+int usher_sd_bus_get_timeout(sd_bus *bus, uint64_t *usec) {
+	return ready() ? sd.bus_get_timeout(bus, usec) : -ELIBACC;
+}
+
+int usher_sd_bus_process(sd_bus *bus, sd_bus_message **message) {
+	return ready() ? sd.bus_process(bus, message) : -ELIBACC;
+}
+
+int usher_sd_bus_add_match(sd_bus *bus, sd_bus_slot **slot, const char *match, sd_bus_message_handler_t callback,
+                           void *userdata) {
+	return ready() ? sd.bus_add_match(bus, slot, match, callback, userdata) : -ELIBACC;
+}
+
+int usher_sd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                             const char *member, sd_bus_error *error, sd_bus_message **reply) {
+	// No types: nothing is appended (sd-bus skips the arguments when the type string is NULL).
+	return ready() ? sd.bus_call_method(bus, destination, path, interface, member, error, reply, NULL) : -ELIBACC;
+}
+
+int usher_sd_bus_get_property(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                              const char *member, sd_bus_error *error, sd_bus_message **reply, const char *type) {
+	return ready() ? sd.bus_get_property(bus, destination, path, interface, member, error, reply, type) : -ELIBACC;
+}
+
+int usher_sd_bus_get_property_trivial(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                                      const char *member, sd_bus_error *error, char type, void *value) {
+	return ready() ? sd.bus_get_property_trivial(bus, destination, path, interface, member, error, type, value)
+	               : -ELIBACC;
+}
+
+int usher_sd_bus_message_enter_container(sd_bus_message *message, char type, const char *contents) {
+	return ready() ? sd.bus_message_enter_container(message, type, contents) : -ELIBACC;
+}
+
+int usher_sd_bus_message_exit_container(sd_bus_message *message) {
+	return ready() ? sd.bus_message_exit_container(message) : -ELIBACC;
+}
+
+int usher_sd_bus_message_read_basic(sd_bus_message *message, char type, void *value) {
+	return ready() ? sd.bus_message_read_basic(message, type, value) : -ELIBACC;
+}
+
+sd_bus_message *usher_sd_bus_message_unref(sd_bus_message *message) {
+	return ready() && message ? sd.bus_message_unref(message) : NULL;
+}
+
+const char *usher_sd_bus_message_get_path(sd_bus_message *message) {
+	return ready() ? sd.bus_message_get_path(message) : NULL;
+}
+
+const char *usher_sd_bus_message_get_interface(sd_bus_message *message) {
+	return ready() ? sd.bus_message_get_interface(message) : NULL;
+}
+
+const char *usher_sd_bus_message_get_member(sd_bus_message *message) {
+	return ready() ? sd.bus_message_get_member(message) : NULL;
+}
+
+void usher_sd_bus_error_free(sd_bus_error *error) {
+	if (ready())
+		sd.bus_error_free(error);
 }

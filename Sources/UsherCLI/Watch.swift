@@ -101,6 +101,8 @@ extension Usher {
                 details = "\(previous.map(who) ?? "none") -> \(current.map(who) ?? "none")  by \(Format.time(deadline))"
             case .leaseBroken(let lease, let reason):
                 details = "\(lease) (\(Terminal.escaped(reason)))"
+            case .seatLocked(let by), .seatUnlocked(let by):
+                details = "by \(by)"
             }
             let seat = event.seat.map { "[\($0)] " } ?? ""
             return Terminal.escaped(details.isEmpty && seat.isEmpty ? line : line + "  " + seat + details)

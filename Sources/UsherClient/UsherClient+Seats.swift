@@ -26,4 +26,20 @@ extension UsherClient {
     public func listLeases() async throws -> ListLeasesRequest.Result {
         try await self.send(ListLeasesRequest())
     }
+
+    /// Locks the seat (nil: the caller's, else the default one): its active user's tokens are refused with
+    /// `seat_locked` until `unlock`.
+    public func lockSeat(_ seat: String? = nil) async throws -> SeatLockResult {
+        try await self.send(LockSeatRequest(seat: seat))
+    }
+
+    /// Unlocks the seat with its active user's PIN (checked by usherd alone: no network needed).
+    public func unlock(seat: String? = nil, pin: String) async throws -> SeatLockResult {
+        try await self.send(UnlockRequest(seat: seat, pin: pin))
+    }
+
+    /// Sets the PIN of the user (nil: the active user of the caller's seat).
+    public func setPIN(_ pin: String, userID: String? = nil) async throws -> SetPINRequest.Result {
+        try await self.send(SetPINRequest(userID: userID, pin: pin))
+    }
 }

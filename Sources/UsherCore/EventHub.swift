@@ -222,7 +222,8 @@ extension Event {
     /// Whether the event is about one seat (whether or not it names it: a one-seat device's events name none).
     var isAboutASeat: Bool {
         switch self.payload {
-        case .activeUserChanged, .seatAdded, .seatRemoved, .switchPending, .leaseBroken: true
+        case .activeUserChanged, .seatAdded, .seatRemoved, .switchPending, .leaseBroken, .seatLocked, .seatUnlocked:
+            true
         case .userLoggedIn, .userLoggedOut, .userRemoved, .userChanged, .tokenRefreshed, .refreshFailed,
             .daemonStopping:
             false

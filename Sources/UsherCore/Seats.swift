@@ -12,6 +12,14 @@ package struct SeatConfiguration: Sendable, Hashable {
         case config
     }
 
+    /// Whom each seat's active user follows (`[seats] follow`).
+    package enum Follow: String, Sendable, Hashable {
+        /// Nobody: the active user changes only through usher's own methods.
+        case none
+        /// logind's active session on the seat, and its lock (`LogindFollower`).
+        case logind
+    }
+
     package static let defaultSeatName = "seat0"
 
     package var source: Source
@@ -19,6 +27,12 @@ package struct SeatConfiguration: Sendable, Hashable {
     package var names: [String]
     /// The seat of a request that names none and whose caller has no seat.
     package var defaultSeat: String
+    /// `[seats] follow`.
+    package var follow = Follow.none
+    /// `[seats.follow_map]`: Unix user name → usher account email, for logind sessions no `open_session` bound.
+    package var followMap: [String: String] = [:]
+    /// `[seats] lock_after_pin_failures`: wrong PINs in a row after which the user is logged out.
+    package var lockAfterPINFailures = 10
 
     package init(source: Source = .config, names: [String] = [], defaultSeat: String = Self.defaultSeatName) {
         self.source = source

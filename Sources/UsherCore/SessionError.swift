@@ -40,4 +40,10 @@ package enum SessionError: Error, Sendable, Equatable {
     case notYours(userID: String, action: String)
     /// `login_wait` for a login another uid began.
     case loginNotYours
+    /// The user is the active user of a locked seat: its tokens are refused until the seat is unlocked.
+    case seatLocked(seat: String)
+    /// `unlock`: the PIN is wrong (`failures`: wrong PINs in a row so far).
+    case pinIncorrect(failures: Int)
+    /// `unlock`: the seat's active user has no PIN.
+    case pinNotSet(userID: String)
 }

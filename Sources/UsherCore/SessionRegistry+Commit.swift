@@ -22,6 +22,8 @@ extension SessionRegistry {
         /// Set when a user becomes active through login or switch, on `newlyActiveSeat` (nil: the default seat).
         var newlyActive: String?
         var newlyActiveSeat: String?
+        /// Seats left with no active user (logind's active session there has no usher user: `+Locks`).
+        var vacatedSeats: Set<String> = []
         /// Sessions to revoke at their provider once the change is durable.
         var revocations: [(provider: String, session: ProviderSession)] = []
         /// Providers' writes committed in the same transaction (a refresh's grant rotation).
@@ -198,11 +200,14 @@ extension SessionRegistry {
         if let newlyActive = draft.newlyActive {
             self.state.seats.set(newlyActive, on: draft.newlyActiveSeat ?? self.state.defaultSeat)
         }
+        for seat in draft.vacatedSeats { self.state.seats.set(nil, on: seat) }
         // Successor rule, per seat: a seat whose active user left (logged out, removed, moved away) goes to the most
-        // recently active logged-in user who is not active on another seat.
+        // recently active logged-in user who is not active on another seat. A seat that follows logind shows whom the
+        // desktop shows, or nobody: never a successor.
         for seat in touched.sorted() {
             if let user = self.state.seats.user(on: seat), self.state[user]?.state == .loggedIn { continue }
             self.state.seats.set(nil, on: seat)
+            if self.seatConfiguration.follow == .logind { continue }
             self.state.seats.set(self.state.successor(), on: seat)
         }
         draft.generation = self.state.generation

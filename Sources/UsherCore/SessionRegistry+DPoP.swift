@@ -20,6 +20,7 @@ extension SessionRegistry {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
+        try self.requireUnlocked(user.id)
         guard let tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
         guard let key = tokens.dpopKey else {
             throw SessionError.notSupported(

@@ -20,6 +20,7 @@ extension SessionRegistry {
         let seat = try self.seat(named: requestedSeat)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
+        try self.requireUnlocked(user.id)
         let key = try self.narrowedKey(of: user, requested)
         let token: NarrowedToken
         if let fresh = self.narrowed.fresh(key, minValidMilliseconds: minValidSeconds * 1000, now: self.clock.now()) {

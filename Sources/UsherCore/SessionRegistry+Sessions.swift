@@ -60,6 +60,8 @@ extension SessionRegistry {
             changing: self.seatsChanged(activating: userID, placement),
             touching: self.seatsAbout(activating: userID, placement)
         )
+        // A locked seat keeps its active user until it is unlocked (or logind moves it).
+        try self.refuseIfLocked(self.seatsChanged(activating: userID, placement))
         try self.checkPlacement(of: userID, placement)
     }
 

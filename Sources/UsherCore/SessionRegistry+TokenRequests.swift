@@ -13,6 +13,7 @@ extension SessionRegistry {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
+        try self.requireUnlocked(user.id)
         guard var tokens = user.tokens else { throw SessionError.userLoggedOut(user.id) }
         let now = self.clock.now()
         let required = min(minValidSeconds * 1000, tokens.lifetimeMilliseconds - 1000)
@@ -35,8 +36,10 @@ extension SessionRegistry {
                 else { throw error }
                 tokens = stored
             }
-            // The user may have moved to another seat across the refresh: the answer is for the seats in scope only.
+            // The user may have moved to another seat, or the seat been locked, across the refresh: the answer is for
+            // the seats in scope, unlocked, only.
             try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
+            try self.requireUnlocked(user.id)
         }
         return self.tokenResult(user.id, tokens)
     }

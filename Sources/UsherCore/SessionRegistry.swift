@@ -80,6 +80,8 @@ package actor SessionRegistry {
     /// One gate per identity a login or link is resolving and committing: two of them with one identity go one after
     /// the other (see `resolveOwner`).
     var identityGates: [String: FIFOGate] = [:]
+    /// Where seat locks and PINs are kept and how PINs are hashed (`+Locks`); nil until the daemon gives them.
+    var seatLockParts: SeatLockParts?
 
     let store: any SessionStore
     let clock: any SessionClock

@@ -24,6 +24,7 @@ extension SessionView {
                 let user = published.state[id],
                 user.state == .loggedIn, let tokens = user.tokens
             else { return nil }
+            try Self.requireUnlocked(id, in: published)
             // Under the same lock as the token it answers with: the user cannot move between the check and the answer.
             if case .seats = scope {
                 let about = userID == nil ? [seat] : published.state.seats.seat(of: id).map { [$0] } ?? []
@@ -64,6 +65,7 @@ extension SessionView {
             guard let id = userID ?? published.state.seats.user(on: seat), let user = published.state[id],
                 user.state == .loggedIn, user.tokens != nil
             else { return nil }
+            try Self.requireUnlocked(id, in: published)
             if case .seats = scope {
                 try scope.require(userID == nil ? [seat] : published.state.seats.seat(of: id).map { [$0] } ?? [])
             }

@@ -41,6 +41,8 @@ package final class SessionView: Sendable {
         var seatDirectory: [String: SeatEntry] = [:]
         /// Whether answers name their seat (`SeatConfiguration.namesSeats`).
         var namesSeats = false
+        /// The locked seats, with who locked each (`SessionRegistry+Locks`).
+        var locks: [String: SeatLockAgent] = [:]
         /// The whole `list_users` answer of a small device, as the server encoded it at the first request after a
         /// change.
         var listAnswer: [UInt8]?
@@ -286,7 +288,8 @@ package final class SessionView: Sendable {
         ActiveUser(
             generation: published.state.generation,
             seat: published.namesSeats ? seat : nil,
-            user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) }
+            user: published.state.seats.user(on: seat).flatMap { Self.info($0, in: published) },
+            locked: published.locks[seat] != nil
         )
     }
 

@@ -25,11 +25,14 @@ package struct ActiveUser: Sendable, Hashable {
     package var seat: String?
     /// Nil: nobody is active there.
     package var user: UserInfo?
+    /// Whether the seat is locked (`SessionRegistry+Locks`).
+    package var locked: Bool
 
-    package init(generation: Int64, seat: String? = nil, user: UserInfo?) {
+    package init(generation: Int64, seat: String? = nil, user: UserInfo?, locked: Bool = false) {
         self.generation = generation
         self.seat = seat
         self.user = user
+        self.locked = locked
     }
 }
 

@@ -179,6 +179,8 @@ package struct Daemon {
         )
         Systemd.extendTimeout(seconds: 90)
         try await registry.load()
+        // Seat locks and PINs: kept in the database, PINs hashed as the local provider hashes passwords.
+        try await registry.useSeatLocks(SeatLockParts(store: parts.database, hasher: parts.hasher))
         // Loading many users allocates and frees far more than the state it leaves behind; give the freed heap back
         // to the system rather than keep it as resident memory for the daemon's whole life. Likewise the pages of
         // code that only start-up ran (configuration, migrations, loading): the kernel maps a binary's code in large
@@ -305,6 +307,9 @@ package struct Daemon {
                     successTerminationBehavior: .ignore
                 )
             )
+        }
+        if self.configuration.seats.follow == .logind {
+            services.append(.init(service: LogindFollower(registry: registry, logger: self.logger)))
         }
         if let interval = Systemd.watchdogInterval() {
             self.logger.info("watchdog enabled", metadata: ["interval": "\(interval)"])

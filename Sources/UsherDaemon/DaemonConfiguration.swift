@@ -284,6 +284,7 @@ package struct DaemonConfiguration: Sendable {
         for name in seats.names + [seats.defaultSeat] where !Self.isValidSeatName(name) {
             throw section.error("names", "\"\(name.prefix(64))\" is not a seat name (1 to 64 of a-z A-Z 0-9 - _ .)")
         }
+        try Self.readFollow(&section, into: &seats)
         return seats
     }
 

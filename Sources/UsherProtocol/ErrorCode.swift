@@ -97,6 +97,14 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let accountUnconfirmed = ErrorCode("account_unconfirmed")
     /// A confirmation or password-reset token that is unknown, used already, replaced by a newer one, or expired.
     public static let invalidToken = ErrorCode("invalid_token")
+    /// The seat is locked (by `lock_seat`, or by logind's lock of the session it follows): its active user's tokens
+    /// and DPoP proofs are refused until `unlock` (or logind) unlocks it. `data.seat` names the seat.
+    public static let seatLocked = ErrorCode("seat_locked")
+    /// `unlock`: the PIN is wrong. Counted by the login throttle as a failed login of the user; after
+    /// `[seats] lock_after_pin_failures` wrong PINs in a row, the user is logged out.
+    public static let pinIncorrect = ErrorCode("pin_incorrect")
+    /// `unlock`: the seat's active user has no PIN (`set_pin`); the seat stays locked.
+    public static let pinNotSet = ErrorCode("pin_not_set")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
@@ -106,6 +114,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .providerError, .accessDenied, .expiredToken, .providerMisconfigured, .rateLimited, .shuttingDown,
         .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases, .providerRejected,
         .accountUnconfirmed, .invalidToken, .invalidLink, .identityInUse, .notSupported,
+        .seatLocked, .pinIncorrect, .pinNotSet,
     ]
 }
 

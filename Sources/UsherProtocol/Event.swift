@@ -16,6 +16,10 @@ public enum EventName: String, Sendable, Hashable, Codable, CaseIterable {
     case switchPending = "switch_pending"
     /// Sent only to the holders of the leases it broke (not to subscribers).
     case leaseBroken = "lease_broken"
+    /// A seat was locked: its active user's tokens are refused until it is unlocked (`data.by`: who locked it).
+    case seatLocked = "seat_locked"
+    /// A seat was unlocked (`data.by`: `"pin"`, `"logind"`).
+    case seatUnlocked = "seat_unlocked"
 }
 
 extension EventName {
@@ -36,6 +40,8 @@ public enum LogoutReason: String, Sendable, Hashable, Codable {
     case identityUnlinked = "identity_unlinked"
     /// The account's password was reset (`reset_password`, `complete_password_reset`): every session of it ends.
     case passwordReset = "password_reset"
+    /// `[seats] lock_after_pin_failures` wrong PINs in a row were given to unlock the user's seat.
+    case pinFailures = "pin_failures"
 }
 
 /// Why a user was removed from the device.
@@ -73,6 +79,10 @@ public struct Event: Sendable, Hashable, Codable {
         case switchPending(previousUserID: String?, userID: String?, deadline: Timestamp)
         /// A lease stopped holding anything back: forced through, or the session it protected ended.
         case leaseBroken(lease: String, reason: String)
+        /// `by`: `"usherd"` (`lock_seat`) or `"logind"` (the session it follows was locked).
+        case seatLocked(by: String)
+        /// `by`: `"pin"` (`unlock`) or `"logind"`.
+        case seatUnlocked(by: String)
     }
 
     public init(generation: Int64, _ payload: Payload) {
@@ -100,6 +110,8 @@ public struct Event: Sendable, Hashable, Codable {
         case .seatRemoved: .seatRemoved
         case .switchPending: .switchPending
         case .leaseBroken: .leaseBroken
+        case .seatLocked: .seatLocked
+        case .seatUnlocked: .seatUnlocked
         }
     }
 
@@ -115,7 +127,7 @@ public struct Event: Sendable, Hashable, Codable {
         case accessTokenExpiresAt = "access_token_expires_at"
         case code, message
         case retryAt = "retry_at"
-        case seat, source, deadline, lease
+        case seat, source, deadline, lease, by
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -156,6 +168,8 @@ public struct Event: Sendable, Hashable, Codable {
         case .leaseBroken(let lease, let reason):
             try data.encode(lease, forKey: .lease)
             try data.encode(reason, forKey: .reason)
+        case .seatLocked(let by), .seatUnlocked(let by):
+            try data.encode(by, forKey: .by)
         }
         try data.encodeIfPresent(self.seat, forKey: .seat)
     }
@@ -216,6 +230,10 @@ public struct Event: Sendable, Hashable, Codable {
                 lease: try data.decode(String.self, forKey: .lease),
                 reason: try data.decode(String.self, forKey: .reason)
             )
+        case .seatLocked:
+            self.payload = .seatLocked(by: try data.decode(String.self, forKey: .by))
+        case .seatUnlocked:
+            self.payload = .seatUnlocked(by: try data.decode(String.self, forKey: .by))
         }
     }
 }

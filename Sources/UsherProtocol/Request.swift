@@ -90,6 +90,9 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case refreshProfile = "refresh_profile"
     case updateProfile = "update_profile"
     case dpopProof = "dpop_proof"
+    case lockSeat = "lock_seat"
+    case unlock
+    case setPIN = "set_pin"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

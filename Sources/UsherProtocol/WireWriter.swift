@@ -151,6 +151,7 @@ extension CurrentUserRequest.Result {
     public func write(to writer: inout WireWriter) {
         writer.raw("{\"generation\":")
         writer.integer(self.generation)
+        writer.raw(self.locked ? ",\"locked\":true" : ",\"locked\":false")
         if let seat = self.seat {
             writer.raw(",\"seat\":")
             writer.string(seat)

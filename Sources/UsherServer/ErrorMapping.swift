@@ -80,6 +80,16 @@ extension ResponseError {
                 )
             case .identitiesChanging:
                 self.init(.conflict, "other logins changed who owns this identity meanwhile; try again")
+            case .seatLocked(let seat):
+                self.init(
+                    .seatLocked,
+                    "seat \(seat.prefix(64)) is locked; unlock it (usher unlock) first",
+                    data: ["seat": .string(seat)]
+                )
+            case .pinIncorrect:
+                self.init(.pinIncorrect, "the PIN is not right")
+            case .pinNotSet(let id):
+                self.init(.pinNotSet, "user \(id) has no PIN (usher pin set); unlock the seat through logind or log in again")
             }
         case let error as ProviderError:
             switch error {

@@ -124,6 +124,10 @@ extension AppDatabase {
                     """
             )
         }
+        migrator.registerMigration("v10-seat-pins") { db in
+            // Issue 37, part 3 (the seat's lock): the locked seats, and each user's PIN for `unlock`.
+            try Self.createSeatPins(db)
+        }
         return migrator
     }
 }

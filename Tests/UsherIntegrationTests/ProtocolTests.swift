@@ -236,7 +236,7 @@ struct ProtocolTests {
             #expect(output.status == 0)
             let lines = output.stdout.split(separator: "\n")
             #expect(lines.count == 2)
-            #expect(lines.first == #"{"id":null,"result":{"generation":0,"user":null}}"#)
+            #expect(lines.first == #"{"id":null,"result":{"generation":0,"locked":false,"user":null}}"#)
             #expect(lines.last?.contains(#""kind":"anonymous""#) == true)
         }
     }

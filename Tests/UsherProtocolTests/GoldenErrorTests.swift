@@ -66,7 +66,7 @@ struct GoldenErrorTests {
                 "access_denied", "expired_token", "provider_misconfigured", "rate_limited", "shutting_down",
                 "user_active_elsewhere", "inhibited", "seat_not_found", "lease_not_found", "too_many_leases",
                 "provider_rejected", "account_unconfirmed", "invalid_token", "invalid_link", "identity_in_use",
-                "not_supported",
+                "not_supported", "seat_locked", "pin_incorrect", "pin_not_set", "identity_mismatch",
             ]
         )
         #expect(Set(ErrorCode.all).count == ErrorCode.all.count)

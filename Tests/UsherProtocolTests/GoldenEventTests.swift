@@ -109,6 +109,17 @@ struct GoldenEventTests {
         )
     }
 
+    @Test func seatLockEvents() throws {
+        try expectEvent(
+            Event(generation: 14, seat: "seat0", .seatLocked(by: "usherd")),
+            #"{"data":{"by":"usherd","seat":"seat0"},"event":"seat_locked","generation":14}"# + "\n"
+        )
+        try expectEvent(
+            Event(generation: 14, seat: "seat0", .seatUnlocked(by: "pin")),
+            #"{"data":{"by":"pin","seat":"seat0"},"event":"seat_unlocked","generation":14}"# + "\n"
+        )
+    }
+
     @Test func eventNamesMatchPayloads() {
         let events: [Event] = [
             Event(generation: 0, .userLoggedIn(user: Fixtures.bareUser)),
@@ -123,6 +134,8 @@ struct GoldenEventTests {
             Event(generation: 0, seat: "s", .seatRemoved),
             Event(generation: 0, seat: "s", .switchPending(previousUserID: nil, userID: nil, deadline: Fixtures.t0)),
             Event(generation: 0, seat: "s", .leaseBroken(lease: "l_1", reason: "forced")),
+            Event(generation: 0, seat: "s", .seatLocked(by: "logind")),
+            Event(generation: 0, seat: "s", .seatUnlocked(by: "pin")),
         ]
         #expect(events.map(\.name) == EventName.allCases)
     }

@@ -106,7 +106,7 @@ struct GoldenResultTests {
         try expectResult(
             CurrentUserRequest.Result(generation: 5, user: Fixtures.fullUser),
             id: .int(5),
-            #"{"id":5,"result":{"generation":5,"user":"# + Fixtures.fullUserJSON + "}}\n"
+            #"{"id":5,"result":{"generation":5,"locked":false,"user":"# + Fixtures.fullUserJSON + "}}\n"
         )
     }
 
@@ -114,7 +114,15 @@ struct GoldenResultTests {
         try expectResult(
             CurrentUserRequest.Result(generation: 0, user: nil),
             id: .int(6),
-            #"{"id":6,"result":{"generation":0,"user":null}}"# + "\n"
+            #"{"id":6,"result":{"generation":0,"locked":false,"user":null}}"# + "\n"
+        )
+    }
+
+    @Test func currentUserResultOfALockedSeat() throws {
+        try expectResult(
+            CurrentUserRequest.Result(generation: 7, seat: "seat0", user: nil, locked: true),
+            id: .int(7),
+            #"{"id":7,"result":{"generation":7,"locked":true,"seat":"seat0","user":null}}"# + "\n"
         )
     }
 
@@ -321,7 +329,8 @@ struct GoldenResultTests {
             id: .int(21),
             #"{"id":21,"result":{"generation":21,"subscribed":["user_logged_in","active_user_changed","#
                 + #""user_logged_out","user_removed","user_changed","token_refreshed","refresh_failed","daemon_stopping","#
-                + #""seat_added","seat_removed","switch_pending","lease_broken"]}}"# + "\n"
+                + #""seat_added","seat_removed","switch_pending","lease_broken","seat_locked","seat_unlocked"]}}"#
+                + "\n"
         )
     }
 

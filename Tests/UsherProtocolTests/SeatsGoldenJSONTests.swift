@@ -11,15 +11,15 @@ struct SeatsGoldenJSONTests {
         let named = CurrentUserRequest.Result(generation: 3, seat: "rear", user: nil)
         #expect(
             self.line(LineCodec.encodeResult(id: .int(1), named))
-                == #"{"id":1,"result":{"generation":3,"seat":"rear","user":null}}"# + "\n"
+                == #"{"id":1,"result":{"generation":3,"locked":false,"seat":"rear","user":null}}"# + "\n"
         )
         // The answer written on the event loop is the same bytes.
         var writer = WireWriter()
         named.write(to: &writer)
-        #expect(self.line(writer.bytes) == #"{"generation":3,"seat":"rear","user":null}"#)
+        #expect(self.line(writer.bytes) == #"{"generation":3,"locked":false,"seat":"rear","user":null}"#)
         #expect(
             self.line(LineCodec.encodeResult(id: .int(1), CurrentUserRequest.Result(generation: 3, user: nil)))
-                == #"{"id":1,"result":{"generation":3,"user":null}}"# + "\n"
+                == #"{"id":1,"result":{"generation":3,"locked":false,"user":null}}"# + "\n"
         )
     }
 

@@ -18,6 +18,7 @@ struct TypedParamsTests {
             ResetPasswordRequest.self, ConfirmUserRequest.self, ResendConfirmationRequest.self,
             RequestPasswordResetRequest.self, CompletePasswordResetRequest.self,
             RefreshProfileRequest.self, UpdateProfileRequest.self, DPoPProofRequest.self,
+            LockSeatRequest.self, UnlockRequest.self, SetPINRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -32,7 +33,7 @@ struct TypedParamsTests {
                 "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
                 "reset_password", "confirm_user", "resend_confirmation", "request_password_reset",
                 "complete_password_reset",
-                "refresh_profile", "update_profile", "dpop_proof",
+                "refresh_profile", "update_profile", "dpop_proof", "lock_seat", "unlock", "set_pin",
             ]
         )
     }

@@ -52,6 +52,7 @@ package struct EventLog {
         case .seatAdded(let source): details = source
         case .switchPending(let previous, let current, _): details = "\(name(previous)) -> \(name(current))"
         case .leaseBroken(let lease, let reason): details = "\(lease) \(reason)"
+        case .seatLocked(let by), .seatUnlocked(let by): details = by
         }
         // Events about a seat other than the default one say which.
         if let seat = event.seat, seat != "seat0" {

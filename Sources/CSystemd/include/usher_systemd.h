@@ -18,6 +18,7 @@
 // Only the types: the functions of these headers are not linked, and calling one fails the link.
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-login.h>
+#include <systemd/sd-bus.h>
 
 // NULL once libsystemd is loaded; else why it could not be (loads it first if nothing tried yet).
 const char *usher_sd_load_error(void);
@@ -35,5 +36,31 @@ int usher_sd_get_seats(char ***seats);
 int usher_sd_login_monitor_new(const char *category, sd_login_monitor **monitor);
 sd_login_monitor *usher_sd_login_monitor_unref(sd_login_monitor *monitor);
 int usher_sd_login_monitor_get_fd(sd_login_monitor *monitor);
+
+// sd-bus, for following logind on the system bus (Sources/UsherDaemon/LogindBus.swift). Only the non-variadic
+// functions, plus usher_sd_bus_call_method, which is sd_bus_call_method with no arguments to append (Swift cannot call
+// a variadic C function).
+int usher_sd_bus_open_system(sd_bus **bus);
+sd_bus *usher_sd_bus_flush_close_unref(sd_bus *bus);
+int usher_sd_bus_get_fd(sd_bus *bus);
+int usher_sd_bus_get_events(sd_bus *bus);
+int usher_sd_bus_get_timeout(sd_bus *bus, uint64_t *usec);
+int usher_sd_bus_process(sd_bus *bus, sd_bus_message **message);
+int usher_sd_bus_add_match(sd_bus *bus, sd_bus_slot **slot, const char *match, sd_bus_message_handler_t callback,
+                           void *userdata);
+int usher_sd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                             const char *member, sd_bus_error *error, sd_bus_message **reply);
+int usher_sd_bus_get_property(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                              const char *member, sd_bus_error *error, sd_bus_message **reply, const char *type);
+int usher_sd_bus_get_property_trivial(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                                      const char *member, sd_bus_error *error, char type, void *value);
+int usher_sd_bus_message_enter_container(sd_bus_message *message, char type, const char *contents);
+int usher_sd_bus_message_exit_container(sd_bus_message *message);
+int usher_sd_bus_message_read_basic(sd_bus_message *message, char type, void *value);
+sd_bus_message *usher_sd_bus_message_unref(sd_bus_message *message);
+const char *usher_sd_bus_message_get_path(sd_bus_message *message);
+const char *usher_sd_bus_message_get_interface(sd_bus_message *message);
+const char *usher_sd_bus_message_get_member(sd_bus_message *message);
+void usher_sd_bus_error_free(sd_bus_error *error);
 
 #endif

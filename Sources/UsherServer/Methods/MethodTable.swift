@@ -39,6 +39,9 @@ extension MethodHandler {
         case .refreshProfile: .refreshProfile
         case .updateProfile: .updateProfile
         case .dpopProof: .dpopProof
+        case .lockSeat: .lockSeat
+        case .unlock: .unlock
+        case .setPIN: .setPIN
         }
     }
 }

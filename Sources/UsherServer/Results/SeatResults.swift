@@ -20,3 +20,9 @@ extension InhibitRequest.Result {
         self.init(lease: lease.lease, seat: lease.seat)
     }
 }
+
+extension SeatLockResult {
+    init(_ state: SeatLockState) {
+        self.init(seat: state.seat, locked: state.lockedBy != nil, by: state.lockedBy?.rawValue)
+    }
+}

@@ -13,7 +13,7 @@ extension UserResult {
 
 extension CurrentUserRequest.Result {
     init(_ active: ActiveUser) {
-        self.init(generation: active.generation, seat: active.seat, user: active.user)
+        self.init(generation: active.generation, seat: active.seat, user: active.user, locked: active.locked)
     }
 }
 
