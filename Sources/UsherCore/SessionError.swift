@@ -46,4 +46,8 @@ package enum SessionError: Error, Sendable, Equatable {
     case pinIncorrect(failures: Int)
     /// `unlock`: the seat's active user has no PIN.
     case pinNotSet(userID: String)
+    /// `login`/`login_wait` with `expect_email`: the provider authenticated another account (its email, if any).
+    case identityMismatch(expected: String, actual: String?)
+    /// `close_session`: no session binding with this id.
+    case bindingNotFound(String)
 }

@@ -27,14 +27,18 @@ extension SessionRegistry {
         scope: SeatScope = .everywhere,
         linkTo: String? = nil,
         peerUID: UInt32? = nil,
-        ownership: Ownership = .everyone
+        ownership: Ownership = .everyone,
+        activate: Bool = true,
+        expectEmail: String? = nil
     ) async throws -> UserChange {
         let placement = Placement(
             seat: try self.seat(named: requested),
             move: move,
             force: force,
             scope: scope,
-            peerUID: peerUID
+            peerUID: peerUID,
+            activate: activate,
+            expectEmail: expectEmail
         )
         try scope.require([placement.seat ?? self.state.defaultSeat])
         if let linkTo {

@@ -11,7 +11,9 @@ extension SessionRegistry {
         move: Bool = false,
         force: Bool = false,
         scope: SeatScope = .everywhere,
-        peerUID: UInt32? = nil
+        peerUID: UInt32? = nil,
+        activate: Bool = true,
+        expectEmail: String? = nil
     ) async throws -> UserChange {
         try self.requireRunning()
         let provider = try self.provider(named: name)
@@ -20,12 +22,16 @@ extension SessionRegistry {
             move: move,
             force: force,
             scope: scope,
-            peerUID: peerUID
+            peerUID: peerUID,
+            activate: activate,
+            expectEmail: expectEmail
         )
         // Refused before authenticating (which may cost a slow KDF or a round trip); checked again when it commits.
         try scope.require([placement.seat ?? self.state.defaultSeat])
         let isAnonymous = credentials["type"]?.stringValue == CredentialType.anonymous
-        if isAnonymous, let existing = try await self.activateExistingAnonymous(of: provider.name, placement) {
+        if isAnonymous, placement.activate, placement.expectEmail == nil,
+            let existing = try await self.activateExistingAnonymous(of: provider.name, placement)
+        {
             return existing
         }
         // Suspension: authentication may take a while (a slow KDF, a network round trip); state may change
@@ -44,6 +50,10 @@ extension SessionRegistry {
         var scope: SeatScope = .everywhere
         /// The uid of the peer that asked (recorded as the session's: `User.sessionUID`).
         var peerUID: UInt32?
+        /// Whether the user becomes the seat's active user; false: logged in only (`pam_usher`'s auth stage).
+        var activate = true
+        /// The email the authenticated account must have, else `identity_mismatch` before anything is committed.
+        var expectEmail: String?
     }
 
     /// The seats a change that makes `userID` active on `placement.seat` is about: that seat, and the seat the user
@@ -62,13 +72,13 @@ extension SessionRegistry {
         )
         // A locked seat keeps its active user until it is unlocked (or logind moves it).
         try self.refuseIfLocked(self.seatsChanged(activating: userID, placement))
-        try self.checkPlacement(of: userID, placement)
+        if placement.activate { try self.checkPlacement(of: userID, placement) }
     }
 
     /// The seats a change that makes `userID` active on `placement.seat` changes (none when it is active there).
     func seatsChanged(activating userID: String, _ placement: Placement) -> [String] {
         let seat = placement.seat ?? self.state.defaultSeat
-        guard self.state.seats.user(on: seat) != userID else { return [] }
+        guard placement.activate, self.state.seats.user(on: seat) != userID else { return [] }
         guard placement.move, let elsewhere = self.state.seats.seat(of: userID) else { return [seat] }
         return [seat, elsewhere]
     }
@@ -91,6 +101,7 @@ extension SessionRegistry {
     ) async throws -> UserChange {
         // Claims with control characters never reach the store, the log or systemd's status line.
         let authentication = try await self.acceptableClaims(authentication, at: provider)
+        try await self.requireExpectedEmail(authentication, at: provider, placement)
         let identity = authentication.identity(at: provider.name)
         return try await self.withIdentityGate(identity) {
             try await self.open(identity, authentication, at: provider, isAnonymous: isAnonymous, placement: placement)
@@ -158,7 +169,8 @@ extension SessionRegistry {
                     // The session belongs to the identity used last, whichever of the user's it is.
                     user.take(authentication, as: identity, at: now, by: placement.peerUID)
                     draft.saved[userID] = user
-                    if self.state.seats.user(on: placement.seat ?? self.state.defaultSeat) != userID {
+                    let seat = placement.seat ?? self.state.defaultSeat
+                    if placement.activate, self.state.seats.user(on: seat) != userID {
                         self.activate(user, at: now, on: placement.seat, in: &draft)
                     }
                     if !wasLoggedIn {
@@ -168,7 +180,7 @@ extension SessionRegistry {
                         let info = UserInfo(
                             draft.saved[userID] ?? user,
                             status: nil,
-                            active: true,
+                            active: placement.activate,
                             deadlines: deadlines
                         )
                         draft.events.append(.userLoggedIn(user: info))
@@ -355,6 +367,7 @@ extension SessionRegistry {
             draft.forgottenIdentities.insert(user.id)
             draft.events.append(.userRemoved(userID: user.id, reason: .loggedOut))
         } else {
+            self.recordEnding(of: user.id, reason: reason, in: &draft)
             var loggedOut = user
             loggedOut.state = .loggedOut
             loggedOut.tokens = nil

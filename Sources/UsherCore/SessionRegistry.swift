@@ -80,6 +80,8 @@ package actor SessionRegistry {
     /// One gate per identity a login or link is resolving and committing: two of them with one identity go one after
     /// the other (see `resolveOwner`).
     var identityGates: [String: FIFOGate] = [:]
+    /// The login sessions `open_session` bound to users, by id and by logind session (`+SessionBindings`).
+    var sessionBindings = SessionBindingTable()
     /// Where seat locks and PINs are kept and how PINs are hashed (`+Locks`); nil until the daemon gives them.
     var seatLockParts: SeatLockParts?
 
@@ -134,6 +136,7 @@ package actor SessionRegistry {
         self.state = SessionState(generation: persisted.generation, users: persisted.users)
         self.state.defaultSeat = self.seatConfiguration.defaultSeat
         self.restoreSeats(persisted.seats)
+        try await self.loadSessionBindings()
         self.view.publish(self.state)
         self.lifecycle = .running
         let now = self.clock.now()

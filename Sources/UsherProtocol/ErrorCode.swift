@@ -105,6 +105,10 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let pinIncorrect = ErrorCode("pin_incorrect")
     /// `unlock`: the seat's active user has no PIN (`set_pin`); the seat stays locked.
     public static let pinNotSet = ErrorCode("pin_not_set")
+    /// `login`, `login_wait` with `expect_email`: the provider authenticated an account whose email is not the one
+    /// expected (the PAM user's). Nothing was committed, the provider's new session was revoked, and the attempt counts
+    /// as a failed login of the expected account.
+    public static let identityMismatch = ErrorCode("identity_mismatch")
 
     /// Every code this version of the protocol defines.
     public static let all: [ErrorCode] = [
@@ -115,6 +119,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .userActiveElsewhere, .inhibited, .seatNotFound, .leaseNotFound, .tooManyLeases, .providerRejected,
         .accountUnconfirmed, .invalidToken, .invalidLink, .identityInUse, .notSupported,
         .seatLocked, .pinIncorrect, .pinNotSet,
+        .identityMismatch,
     ]
 }
 

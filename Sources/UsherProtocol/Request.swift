@@ -93,6 +93,9 @@ public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
     case lockSeat = "lock_seat"
     case unlock
     case setPIN = "set_pin"
+    case openSession = "open_session"
+    case closeSession = "close_session"
+    case userStatus = "user_status"
 }
 
 /// A request as read off the wire, before its parameters are interpreted.

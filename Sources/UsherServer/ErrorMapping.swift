@@ -80,6 +80,14 @@ extension ResponseError {
                 )
             case .identitiesChanging:
                 self.init(.conflict, "other logins changed who owns this identity meanwhile; try again")
+            case .identityMismatch(let expected, let actual):
+                let got = actual.map { "the account \($0.prefix(256))" } ?? "an account without a verified email"
+                self.init(
+                    .identityMismatch,
+                    "the provider authenticated \(got), not \(expected.prefix(256)); nothing was changed"
+                )
+            case .bindingNotFound(let id):
+                self.init(.invalidParams, "no session binding \"\(id.prefix(80))\" is open")
             case .seatLocked(let seat):
                 self.init(
                     .seatLocked,

@@ -13,9 +13,11 @@ extension LoginThrottle {
         }
     }
 
-    /// What an error says about the credentials: refused credentials and `register`'s existing account (a probe for
-    /// which emails have accounts) are failures; anything else taught nothing.
+    /// What an error says about the credentials: refused credentials, `register`'s existing account (a probe for
+    /// which emails have accounts) and another account than `expect_email` are failures; anything else taught nothing.
     package static func outcome(of error: any Error) -> Outcome {
+        // Another account's credentials presented as the expected one's (`expect_email`): a failed login of it.
+        if case .identityMismatch? = error as? SessionError { return .failed }
         guard let error = error as? ProviderError else { return .inconclusive }
         switch error {
         case .invalidCredentials, .accountExists, .invalidToken: return .failed
@@ -23,15 +25,20 @@ extension LoginThrottle {
         }
     }
 
-    /// Runs a `login` under the throttle. Anonymous logins prove nothing and are never throttled.
+    /// Runs a `login` under the throttle. Anonymous logins prove nothing and are never throttled. With
+    /// `expectedAccount` (`expect_email`), the attempt is that account's: credentials of another account presented for
+    /// it count as its failed login.
     package func login<Result>(
         credentials: [String: JSONValue],
         peer: UInt32,
+        expectedAccount: String? = nil,
         _ body: () async throws -> Result
     ) async throws -> Result {
-        guard credentials["type"]?.stringValue != CredentialType.anonymous else { return try await body() }
+        guard credentials["type"]?.stringValue != CredentialType.anonymous || expectedAccount != nil else {
+            return try await body()
+        }
         return try await self.attempt(
-            account: Self.account(of: credentials),
+            account: expectedAccount ?? Self.account(of: credentials),
             peer: peer,
             classify: Self.outcome(of:),
             body

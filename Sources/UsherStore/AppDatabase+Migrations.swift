@@ -112,6 +112,10 @@ extension AppDatabase {
             // column of the user's row, so it is written in the same transaction as the tokens it binds.
             try db.execute(sql: #"ALTER TABLE "user" ADD COLUMN "dpop_key" TEXT"#)
         }
+        migrator.registerMigration("v11-session-bindings") { db in
+            // Issue 37, part 1 (pam_usher): login sessions bound to users, and why each user's last session ended.
+            try Self.createSessionBindings(db)
+        }
         migrator.registerMigration("v12-unix-users") { db in
             // Issue 37, section 2: each user's Unix account (`[unix_users]`). A row is never deleted: a removed user's
             // uid and name stay reserved for it (and are its again if it comes back), so no uid is ever another

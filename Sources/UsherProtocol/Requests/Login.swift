@@ -11,6 +11,12 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
     public var move = false
     /// Whether a block lease on the seat is broken (needs `manage`; audited as forced).
     public var force = false
+    /// The email the authenticated account must have (case-insensitive); another account is refused with
+    /// `identity_mismatch` before anything is committed (`pam_usher`: the PAM user's account).
+    public var expectEmail: String?
+    /// Whether the user becomes the seat's active user (default true); false logs it in without changing who is
+    /// active (PAM's auth stage: `su bob` in alice's session does not hand the seat to bob).
+    public var activate = true
 
     public init(provider: String? = nil, credentials: [String: JSONValue]) {
         self.provider = provider
@@ -38,6 +44,8 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
         self.seat = try params.optionalString("seat")
         self.move = try params.optionalBool("move") ?? false
         self.force = try params.optionalBool("force") ?? false
+        self.expectEmail = try params.optionalString("expect_email")
+        self.activate = try params.optionalBool("activate") ?? true
         guard case .string = self.credentials["type"] else {
             throw ResponseError(.invalidParams, "params.credentials.type is required and must be a string")
         }
@@ -52,6 +60,8 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
         params.set("seat", self.seat)
         params.set("move", flag: self.move)
         params.set("force", flag: self.force)
+        params.set("expect_email", self.expectEmail)
+        if !self.activate { params.values["activate"] = .bool(false) }
         return params
     }
 

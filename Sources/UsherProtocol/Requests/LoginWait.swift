@@ -12,6 +12,10 @@ public struct LoginWaitRequest: UsherRequest {
     public var force = false
     /// Links the identity to this logged-in user (as `link_credentials` does) instead of logging in.
     public var linkTo: String?
+    /// As `login`'s: the email the account must have, else `identity_mismatch` (counted as a failed login of it).
+    public var expectEmail: String?
+    /// As `login`'s: false logs the user in without making it active.
+    public var activate = true
 
     public init(loginID: String, seat: String? = nil, linkTo: String? = nil) {
         self.loginID = loginID
@@ -25,6 +29,8 @@ public struct LoginWaitRequest: UsherRequest {
         self.move = try params.optionalBool("move") ?? false
         self.force = try params.optionalBool("force") ?? false
         self.linkTo = try params.optionalString("link_to")
+        self.expectEmail = try params.optionalString("expect_email")
+        self.activate = try params.optionalBool("activate") ?? true
     }
 
     public var params: Params {
@@ -33,6 +39,8 @@ public struct LoginWaitRequest: UsherRequest {
         params.set("move", flag: self.move)
         params.set("force", flag: self.force)
         params.set("link_to", self.linkTo)
+        params.set("expect_email", self.expectEmail)
+        if !self.activate { params.values["activate"] = .bool(false) }
         return params
     }
 

@@ -8,7 +8,8 @@ extension MethodHandler {
         let seat = call.requestedSeat(request.seat)
         let result = try await call.dispatcher.throttle.login(
             credentials: request.credentials,
-            peer: call.context.peer.uid
+            peer: call.context.peer.uid,
+            expectedAccount: request.expectEmail
         ) {
             try await call.registry.login(
                 provider: request.provider,
@@ -17,7 +18,9 @@ extension MethodHandler {
                 move: request.move,
                 force: request.force,
                 scope: call.scope,
-                peerUID: call.context.peer.uid
+                peerUID: call.context.peer.uid,
+                activate: request.activate,
+                expectEmail: request.expectEmail
             )
         }
         return .result(UserResult(result), call, userID: result.user.id, forced: request.force)

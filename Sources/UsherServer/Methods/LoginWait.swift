@@ -1,3 +1,4 @@
+import UsherCore
 import UsherProtocol
 
 extension MethodHandler {
@@ -13,18 +14,38 @@ extension MethodHandler {
     ) { request, call in
         // It waits for a person at the provider on its client's behalf: the client ends the wait by leaving (Ctrl-C
         // in `usher login --device`), where every other request is carried out without its client (ClientPresence).
-        let result = try await call.context.presence.cancellingWhenGone {
-            try await call.registry.loginWait(
-                loginID: request.loginID,
-                seat: call.requestedSeat(request.seat),
-                move: request.move,
-                force: request.force,
-                scope: call.scope,
-                linkTo: request.linkTo,
-                peerUID: call.context.peer.uid,
-                ownership: call.ownership
-            )
+        let wait = {
+            try await call.context.presence.cancellingWhenGone {
+                try await call.registry.loginWait(
+                    loginID: request.loginID,
+                    seat: call.requestedSeat(request.seat),
+                    move: request.move,
+                    force: request.force,
+                    scope: call.scope,
+                    linkTo: request.linkTo,
+                    peerUID: call.context.peer.uid,
+                    ownership: call.ownership,
+                    activate: request.activate,
+                    expectEmail: request.expectEmail
+                )
+            }
         }
+        // Unthrottled (the provider's page throttles the password), except that another account than the one expected
+        // is a failed login of the expected one, as at `login`.
+        let result =
+            if let expected = request.expectEmail {
+                try await call.dispatcher.throttle.attempt(
+                    account: expected,
+                    peer: call.context.peer.uid,
+                    classify: { error in
+                        if case .identityMismatch? = error as? SessionError { return .failed }
+                        return .inconclusive
+                    },
+                    wait
+                )
+            } else {
+                try await wait()
+            }
         return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
     }
 }

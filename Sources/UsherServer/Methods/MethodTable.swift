@@ -42,6 +42,9 @@ extension MethodHandler {
         case .lockSeat: .lockSeat
         case .unlock: .unlock
         case .setPIN: .setPIN
+        case .openSession: .openSession
+        case .closeSession: .closeSession
+        case .userStatus: .userStatus
         }
     }
 }

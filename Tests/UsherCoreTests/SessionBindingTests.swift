@@ -1,0 +1,66 @@
+import Testing
+import UsherCore
+import UsherProtocol
+import UsherStore
+
+/// Login sessions bound to users (`open_session`, `close_session`): the seat's follow code asks which user a logind
+/// session is bound to (`boundUser(logindSession:)`), and the answer survives a restart.
+@Suite("Session bindings")
+struct SessionBindingTests {
+    @Test func aBoundLogindSessionNamesItsUserUntilItCloses() async throws {
+        let harness = try await Harness()
+        let ann = try await harness.login("ann@example.com")
+        let bob = try await harness.login("bob@example.com")
+        #expect(await harness.activeID() == bob.id)
+
+        let (binding, change) = try await harness.registry.openSession(
+            user: "ANN@example.com",
+            logindSession: "c7",
+            service: "login",
+            peerUID: 0
+        )
+        #expect(change.user.id == ann.id)
+        #expect(await harness.activeID() == ann.id)
+        #expect(binding.id.hasPrefix("b_") && binding.id.count == 18)
+        #expect(await harness.registry.boundUser(logindSession: "c7") == ann.id)
+        #expect(await harness.registry.boundUser(logindSession: "c8") == nil)
+
+        // A second session of the same logind session (a re-opened PAM session) takes over; closing it gives the
+        // first one back.
+        let (second, _) = try await harness.registry.openSession(user: bob.id, logindSession: "c7")
+        #expect(await harness.registry.boundUser(logindSession: "c7") == bob.id)
+        _ = try await harness.registry.closeSession(second.id, onClose: .keep)
+        #expect(await harness.registry.boundUser(logindSession: "c7") == ann.id)
+
+        // Durable: a restarted registry knows the binding.
+        let restarted = harness.restartedRegistry()
+        try await restarted.load()
+        #expect(await restarted.boundUser(logindSession: "c7") == ann.id)
+        #expect(await restarted.sessionBinding(binding.id)?.service == "login")
+
+        _ = try await restarted.closeSession(binding.id, onClose: .keep)
+        #expect(await restarted.boundUser(logindSession: "c7") == nil)
+        await #expect(throws: SessionError.bindingNotFound(binding.id)) {
+            _ = try await restarted.closeSession(binding.id, onClose: .keep)
+        }
+    }
+
+    @Test func aRemovedUserIsNoLongerBound() async throws {
+        let harness = try await Harness()
+        let ann = try await harness.login("ann@example.com")
+        _ = try await harness.registry.openSession(user: ann.id, logindSession: "c1")
+        _ = try await harness.registry.removeUser(ann.id)
+        #expect(await harness.registry.boundUser(logindSession: "c1") == nil)
+    }
+
+    @Test func aBindingIsNotRecordedWhenItsCommitFails() async throws {
+        let harness = try await Harness()
+        let ann = try await harness.login("ann@example.com")
+        harness.store.failNextCommits(1)
+        await #expect(throws: (any Error).self) {
+            _ = try await harness.registry.openSession(user: ann.id, logindSession: "c1")
+        }
+        #expect(await harness.registry.boundUser(logindSession: "c1") == nil)
+        #expect(try await harness.database.loadSessionBindings().isEmpty)
+    }
+}
