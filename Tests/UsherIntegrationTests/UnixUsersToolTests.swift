@@ -9,25 +9,31 @@ import UsherTestSupport
 @Suite(.integrationHangGuard, .enabled(if: getuid() == 0, "binding a socket in /run/systemd/userdb needs root"))
 struct UnixUsersToolTests {
     /// A daemon whose user database socket is `/run/systemd/userdb/io.usher.Users-test-RANDOM`, with one user logged
-    /// in (`quinn.o@example.com`, Unix name `quinn_o`); `body` gets the daemon and the service name.
-    static func withDaemon(_ body: (DaemonProcess, String) async throws -> Void) async throws {
+    /// in (`LOCAL@example.com`, uids from `firstUID`); `body` gets the daemon and the service name. Each test its own
+    /// user and range: NSS asks every daemon the tests run at once.
+    static func withDaemon(
+        _ local: String,
+        firstUID: Int,
+        _ body: (DaemonProcess, String) async throws -> Void
+    ) async throws {
         let service = "io.usher.Users-test-\(UInt32.random(in: 0...UInt32.max))"
         let config = """
             [unix_users]
             enabled = true
             socket = "/run/systemd/userdb/\(service)"
-            uid_range = "60700-60799"
+            uid_range = "\(firstUID)-\(firstUID + 99)"
             groups = ["audio"]
 
             """
         try await DaemonProcess.with(config: config) { daemon in
             let client = try daemon.connect()
-            _ = try await client.result("register", ["email": "quinn.o@example.com", "password": "first secret"])
+            let email = JSONValue.string("\(local)@example.com")
+            _ = try await client.result("register", ["email": email, "password": "first secret"])
             let login = try await client.result(
                 "login",
                 [
                     "credentials": [
-                        "type": "email_password", "email": "quinn.o@example.com", "password": "first secret",
+                        "type": "email_password", "email": email, "password": "first secret",
                     ]
                 ]
             )
@@ -48,7 +54,7 @@ struct UnixUsersToolTests {
 
     @Test func userdbctlShowsTheUser() async throws {
         let userdbctl = try Self.tool("/usr/bin/userdbctl")
-        try await Self.withDaemon { _, service in
+        try await Self.withDaemon("quinn.o", firstUID: 60_700) { _, service in
             // -N: this service's records only, not glibc's NSS.
             let user = try await runProcess(userdbctl, ["-N", "-s", service, "--output=json", "user", "quinn_o"])
             #expect(user.status == 0, "\(user.stderr)")
@@ -94,21 +100,21 @@ struct UnixUsersToolTests {
     )
     func getentAndIDFindTheUserThroughNSS() async throws {
         let getent = try Self.tool("/usr/bin/getent")
-        try await Self.withDaemon { _, _ in
-            let passwd = try await runProcess(getent, ["passwd", "quinn_o"])
+        try await Self.withDaemon("rosa.p", firstUID: 60_800) { _, _ in
+            let passwd = try await runProcess(getent, ["passwd", "rosa_p"])
             #expect(passwd.status == 0)
-            #expect(passwd.stdout == "quinn_o:x:60700:60700:quinn_o:/home/quinn_o:/bin/bash\n", "\(passwd.stdout)")
-            let byUID = try await runProcess(getent, ["passwd", "60700"])
-            #expect(byUID.stdout.hasPrefix("quinn_o:x:60700:"))
-            let group = try await runProcess(getent, ["group", "quinn_o"])
-            #expect(group.stdout.hasPrefix("quinn_o:x:60700:"))
+            #expect(passwd.stdout == "rosa_p:x:60800:60800:rosa_p:/home/rosa_p:/bin/bash\n", "\(passwd.stdout)")
+            let byUID = try await runProcess(getent, ["passwd", "60800"])
+            #expect(byUID.stdout.hasPrefix("rosa_p:x:60800:"))
+            let group = try await runProcess(getent, ["group", "rosa_p"])
+            #expect(group.stdout.hasPrefix("rosa_p:x:60800:"))
             // initgroups: the configured supplementary group, through GetMemberships.
-            let id = try await runProcess("/usr/bin/id", ["quinn_o"])
-            #expect(id.stdout.contains("uid=60700(quinn_o) gid=60700(quinn_o)"), "\(id.stdout)")
+            let id = try await runProcess("/usr/bin/id", ["rosa_p"])
+            #expect(id.stdout.contains("uid=60800(rosa_p) gid=60800(rosa_p)"), "\(id.stdout)")
             #expect(id.stdout.contains("(audio)"), "\(id.stdout)")
         }
         // The daemon gone, so is the user.
-        let gone = try await runProcess(getent, ["passwd", "quinn_o"])
+        let gone = try await runProcess(getent, ["passwd", "rosa_p"])
         #expect(gone.status == 2)
     }
 }
