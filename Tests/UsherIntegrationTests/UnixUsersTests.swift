@@ -228,6 +228,36 @@ struct UnixUsersTests {
         }
     }
 
+    @Test func aReloadTurnsTheRecordsOffAndOnAgain() async throws {
+        try await DaemonProcess.with(config: Self.config) { daemon in
+            let client = try daemon.connect()
+            _ = try await Self.logIn(client, "ivy@example.com")
+            let userdb = try LineConnection(path: Self.userdbPath(daemon))
+            #expect(try await Self.call(userdb, "GetUserRecord", ["userName": "ivy"])["parameters"] != nil)
+            func reload(_ config: String, count: Int) async throws {
+                try daemon.directory.write("usherd.toml", config)
+                kill(daemon.pid, SIGHUP)
+                try await eventually { daemon.log.components(separatedBy: "configuration reloaded").count == count + 1 }
+            }
+            try await reload(Self.config.replacingOccurrences(of: "enabled = true", with: "enabled = false"), count: 1)
+            #expect(
+                try await Self.call(userdb, "GetUserRecord", ["userName": "ivy"])["error"]
+                    == "io.systemd.UserDatabase.ServiceNotAvailable"
+            )
+            #expect(daemon.log.contains("unix_users.enabled changed"))
+            // Users added meanwhile still get their accounts: on again, they are there.
+            _ = try await Self.logIn(client, "jon@example.com")
+            try await reload(Self.config, count: 2)
+            #expect(
+                try await Self.call(userdb, "GetUserRecord", ["userName": "jon"])["parameters"]?["record"]?["uid"]
+                    == 60101
+            )
+            // Another range applies at the next restart.
+            try await reload(Self.config.replacingOccurrences(of: "60100-60199", with: "60200-60299"), count: 3)
+            #expect(daemon.log.contains("unix_users changed: it applies at the next restart"))
+        }
+    }
+
     @Test func theSocketIsWorldReadableAndGoesWithTheDaemon() async throws {
         try await DaemonProcess.with(config: Self.config) { daemon async throws in
             var info = stat()
