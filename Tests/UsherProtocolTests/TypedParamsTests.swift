@@ -18,7 +18,8 @@ struct TypedParamsTests {
             ResetPasswordRequest.self, ConfirmUserRequest.self, ResendConfirmationRequest.self,
             RequestPasswordResetRequest.self, CompletePasswordResetRequest.self,
             RefreshProfileRequest.self, UpdateProfileRequest.self, DPoPProofRequest.self,
-            LockSeatRequest.self, UnlockRequest.self, SetPINRequest.self,
+            LockSeatRequest.self, UnlockRequest.self, SetPINRequest.self, OpenSessionRequest.self,
+            CloseSessionRequest.self, UserStatusRequest.self,
         ]
         #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
         #expect(protocolVersion == 1)
@@ -33,7 +34,8 @@ struct TypedParamsTests {
                 "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
                 "reset_password", "confirm_user", "resend_confirmation", "request_password_reset",
                 "complete_password_reset",
-                "refresh_profile", "update_profile", "dpop_proof", "lock_seat", "unlock", "set_pin",
+                "refresh_profile", "update_profile", "dpop_proof", "lock_seat", "unlock", "set_pin", "open_session",
+                "close_session", "user_status",
             ]
         )
     }

@@ -7,7 +7,8 @@ import UsherTestSupport
 
 /// A database usherd 0.1.0 made through GRDB (`Tests/Fixtures/databases/usherd-0.1.0-grdb.sqlite`: an email/password
 /// account and an anonymous user, both logged in, migrated to `v9-dpop-keys`) opens with the SQLite layer that replaced
-/// GRDB: nothing is migrated again, everything loads, and a database made today has exactly its schema.
+/// GRDB: nothing it has is migrated again, only the migrations added since run, everything loads, and it ends with
+/// exactly the schema of a database made today.
 @Suite(.timeLimit(.minutes(1)))
 struct ReleasedDatabaseTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -17,6 +18,8 @@ struct ReleasedDatabaseTests {
         "v1", "v2-user-order", "v3-seats", "v4-email-nfc", "v5-login-throttle", "v6-identities", "v7-account-tokens",
         "v8-profiles", "v9-dpop-keys",
     ]
+    /// The migrations added since 0.1.0 (issue 37), in the order they are registered.
+    static let since = ["v11-session-bindings", "v12-unix-users", "v10-seat-pins"]
 
     /// Every table, index and trigger as SQLite keeps its definition.
     static func schema(_ path: String) throws -> [String] {
@@ -41,14 +44,15 @@ struct ReleasedDatabaseTests {
         defer { directory.remove() }
         let path = directory.file("usher.sqlite")
         try FileManager.default.copyItem(atPath: Self.fixture, toPath: path)
-        let before = try Self.schema(path)
         #expect(try Self.migrations(path) == Self.identifiers)
 
         let database = try AppDatabase(path: path)
         // No migration ran again (v1's CREATE TABLE would have failed on the existing tables) and none was recorded
-        // twice; the schema is untouched.
-        #expect(try Self.migrations(path) == Self.identifiers)
-        #expect(try Self.schema(path) == before)
+        // twice; those added since ran, and the schema is a new database's.
+        #expect(try Self.migrations(path) == Self.identifiers + Self.since)
+        let fresh = directory.file("fresh.sqlite")
+        _ = try AppDatabase(path: fresh)
+        #expect(try Self.schema(path) == Self.schema(fresh))
         #expect(try await database.integrityCheck() == "ok")
 
         let loaded = try await database.loadSessions()
@@ -70,8 +74,9 @@ struct ReleasedDatabaseTests {
         // A copy: opening the fixture in place would make its -wal and -shm files in the source tree.
         let released = directory.file("released.sqlite")
         try FileManager.default.copyItem(atPath: Self.fixture, toPath: released)
+        _ = try AppDatabase(path: released)
         #expect(try Self.schema(path) == Self.schema(released))
-        #expect(try Self.migrations(path) == Self.identifiers)
+        #expect(try Self.migrations(path) == Self.identifiers + Self.since)
     }
 
     @Test func theFileIsCreatedPrivateAndInWALMode() throws {
