@@ -142,9 +142,11 @@ struct LogindSessions {
                 case .changed:
                     present = self.read(bus)
                 case .lock(let path), .unlock(let path):
-                    guard self.sessions[path] != nil else { continue }
+                    guard let session = self.sessions[path] else { continue }
                     self.locked[path] = signal == .lock(path: path)
-                    self.show()
+                    // A signal, not a state: handed on even when the seat looked locked (or unlocked) already, since
+                    // a PIN may have unlocked it since.
+                    self.show(again: session.seat)
                 case .logindGone:
                     if present { self.logger.warning("logind left the system bus; seats stay as they are") }
                     present = false
@@ -184,8 +186,8 @@ struct LogindSessions {
         return true
     }
 
-    /// Hands on each seat whose state differs from what was handed on last.
-    private mutating func show(activeSessions: [String: String]? = nil) {
+    /// Hands on each seat whose state differs from what was handed on last (and `again`, whatever its state).
+    private mutating func show(activeSessions: [String: String]? = nil, again: String? = nil) {
         var seats = Set(self.sessions.values.map(\.seat)).union(self.shown.keys)
         if let activeSessions { seats.formUnion(activeSessions.keys) }
         for seat in seats.sorted() {
@@ -200,7 +202,7 @@ struct LogindSessions {
                 unixUser: active?.user,
                 locked: active.map { self.locked[$0.path] ?? $0.lockedHint } ?? false
             )
-            guard self.shown[seat] != state else { continue }
+            guard self.shown[seat] != state || seat == again else { continue }
             self.shown[seat] = state
             self.logger.debug(
                 "logind seat",
