@@ -35,8 +35,10 @@ struct UserDatabaseQuery {
 
     init(_ kind: Kind, _ params: Params) throws(InvalidParameter) {
         self.kind = kind
-        if let unknown = params.values.keys.sorted().first(where: { !Self.keys[kind, default: []].contains($0) }) {
-            throw InvalidParameter(parameter: unknown)
+        let allowed = Self.keys[kind, default: []]
+        if !params.values.keys.allSatisfy(allowed.contains) {
+            // The first unknown by name, so that the answer does not depend on a dictionary's order.
+            throw InvalidParameter(parameter: params.values.keys.sorted().first { !allowed.contains($0) } ?? "")
         }
         func read<T>(_ key: String, _ body: (String) throws(ResponseError) -> T) throws(InvalidParameter) -> T {
             do {
