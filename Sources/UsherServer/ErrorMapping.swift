@@ -87,7 +87,7 @@ extension ResponseError {
                     "the provider authenticated \(got), not \(expected.prefix(256)); nothing was changed"
                 )
             case .bindingNotFound(let id):
-                self.init(.invalidParams, "no session binding \"\(id.prefix(80))\" is open")
+                self.init(.invalidParams, "params.binding names no open session binding (\"\(id.prefix(80))\")")
             case .seatLocked(let seat):
                 self.init(
                     .seatLocked,

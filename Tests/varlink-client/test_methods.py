@@ -95,6 +95,28 @@ def test_every_method_answers_as_the_definition_says(checked: Checked, definitio
     unlinked = call("UnlinkIdentity", user_id=guest["id"], provider="local", subject=anonymous["subject"])
     assert unlinked["user"]["id"] == guest["id"] and unlinked["removed"] is False
 
+    # pam_usher's: a login for the PAM user only, not taking the seat; a session bound to it; the account's status.
+    fails(
+        "Login",
+        "IdentityMismatch",
+        credentials={"type": "email_password", "email": "guest@example.com", "password": PASSWORD},
+        expect_email="ann@example.com",
+    )
+    again = call(
+        "Login",
+        credentials={"type": "email_password", "email": "ann@example.com", "password": PASSWORD},
+        expect_email="ann@example.com",
+        activate=False,
+    )
+    assert again["user"]["id"] == ann["id"]
+    opened = call("OpenSession", user="ann@example.com", logind_session="c1", service="login")
+    assert opened["binding"].startswith("b_") and opened["user"]["id"] == ann["id"]
+    status = call("UserStatus", email="ANN@example.com")
+    assert status["status"] == "logged_in" and status["user_id"] == ann["id"]
+    assert call("CloseSession", binding=opened["binding"], on_close="keep")["user_id"] == ann["id"]
+    closed_again = checked.raw.call("io.usher.Session.CloseSession", binding=opened["binding"])
+    assert closed_again == {"error": "org.varlink.service.InvalidParameter", "parameters": {"parameter": "binding"}}
+
     # Logout, removal, deletion, reset.
     assert call("Logout", user_id=guest["id"])["user"]["state"] == "logged_out"
     reset = call("ResetPassword", email="ann@example.com", new_password=PASSWORD + "?")
