@@ -48,6 +48,7 @@ static const struct {
         {"invalid_link", EINVAL},
         {"identity_in_use", EEXIST},
         {"not_supported", EOPNOTSUPP},
+        {"identity_mismatch", EKEYREJECTED},
 };
 
 int errno_from_code(const char *code) {

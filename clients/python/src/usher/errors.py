@@ -54,7 +54,11 @@ __all__ = [
     "InvalidToken",
     "InvalidLink",
     "IdentityInUse",
+    "IdentityMismatch",
     "NotSupported",
+    "SeatLocked",
+    "PinIncorrect",
+    "PinNotSet",
     "ERROR_CLASSES",
     "error_from_wire",
 ]
@@ -353,11 +357,42 @@ class IdentityInUse(UsherError):
     wire_code = "identity_in_use"
 
 
+class IdentityMismatch(UsherError):
+    """``identity_mismatch``: ``login`` or ``login_wait`` with ``expect_email`` authenticated another account; nothing
+    was changed, and the attempt counted as a failed login of the expected account."""
+
+    wire_code = "identity_mismatch"
+
+
 class NotSupported(UsherError):
     """``not_supported``: a provider of the user's identities cannot do this (``delete_user`` without an
     account-deletion endpoint); the message says what can be done instead."""
 
     wire_code = "not_supported"
+
+
+class SeatLocked(UsherError):
+    """``seat_locked``: the seat is locked; its active user's tokens are refused until ``unlock`` (:attr:`seat`)."""
+
+    wire_code = "seat_locked"
+
+    @property
+    def seat(self) -> Optional[str]:
+        """The locked seat (``data.seat``)."""
+        value = self.data.get("seat")
+        return value if isinstance(value, str) else None
+
+
+class PinIncorrect(UsherError):
+    """``pin_incorrect``: ``unlock`` with a wrong PIN; it counted as a failed login of the seat's user."""
+
+    wire_code = "pin_incorrect"
+
+
+class PinNotSet(UsherError):
+    """``pin_not_set``: ``unlock``, but the seat's active user has no PIN (``set_pin``)."""
+
+    wire_code = "pin_not_set"
 
 
 #: Every wire code this version knows, and its class.
@@ -399,6 +434,7 @@ ERROR_CLASSES: Dict[str, Type[UsherError]] = {
         InvalidLink,
         IdentityInUse,
         NotSupported,
+        IdentityMismatch,
     )
 }
 
