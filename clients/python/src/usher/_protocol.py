@@ -32,6 +32,7 @@ from .types import (
     Registration,
     Removal,
     Seats,
+    SeatLock,
     Status,
     Token,
     Unlinking,
@@ -510,6 +511,25 @@ def inhibit(why: str, who: Optional[str], mode: str, seat: Optional[str]) -> Cal
     if mode not in ("block", "delay"):
         raise ValueError('mode must be "block" or "delay"')
     return Call("inhibit", params(seat=seat, mode=mode, who=who or default_who(), why=why), _object)
+
+
+def lock_seat(seat: Optional[str]) -> Call[SeatLock]:
+    return Call("lock_seat", params(seat=seat), lambda r: SeatLock.from_wire(_object(r)))
+
+
+def unlock(pin: str, seat: Optional[str]) -> Call[SeatLock]:
+    return Call("unlock", params(seat=seat, pin=pin), lambda r: SeatLock.from_wire(_object(r)))
+
+
+def set_pin(pin: str, user_id: Optional[str]) -> Call[str]:
+    return Call("set_pin", params(pin=pin, user_id=user_id), _user_id_of)
+
+
+def _user_id_of(result: Any) -> str:
+    user_id = _object(result).get("user_id")
+    if not isinstance(user_id, str):
+        raise ProtocolError(f"an answer without a user_id: {result!r:.200}")
+    return user_id
 
 
 def release(lease: str) -> Call[None]:

@@ -29,6 +29,7 @@ from .types import (
     Registration,
     Removal,
     Seats,
+    SeatLock,
     Status,
     Token,
     Unlinking,
@@ -467,6 +468,18 @@ class AsyncClient:
     async def list_seats(self) -> Seats:
         """Every seat and its active user."""
         return await self._request(_protocol.list_seats())
+
+    async def lock_seat(self, *, seat: Optional[str] = None) -> SeatLock:
+        """Locks the seat; as :meth:`usher.Client.lock_seat`."""
+        return await self._request(_protocol.lock_seat(seat))
+
+    async def unlock(self, pin: str, *, seat: Optional[str] = None) -> SeatLock:
+        """Unlocks the seat with its active user's PIN; as :meth:`usher.Client.unlock`."""
+        return await self._request(_protocol.unlock(pin, seat))
+
+    async def set_pin(self, pin: str, *, user_id: Optional[str] = None) -> str:
+        """Sets the user's PIN; as :meth:`usher.Client.set_pin`."""
+        return await self._request(_protocol.set_pin(pin, user_id))
 
     def inhibit(
         self, why: str, *, who: Optional[str] = None, mode: str = "block", seat: Optional[str] = None

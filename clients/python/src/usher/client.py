@@ -29,6 +29,7 @@ from .types import (
     Registration,
     Removal,
     Seats,
+    SeatLock,
     Status,
     Token,
     Unlinking,
@@ -437,6 +438,20 @@ class Client:
             lease = Lease(self, lease_id, lease_seat, mode)
             self._leases[lease_id] = lease
             return lease
+
+    def lock_seat(self, *, seat: Optional[str] = None) -> SeatLock:
+        """Locks the seat (the caller's by default): its active user's tokens are refused with ``SeatLocked`` until
+        :meth:`unlock`."""
+        return self._request(_protocol.lock_seat(seat))
+
+    def unlock(self, pin: str, *, seat: Optional[str] = None) -> SeatLock:
+        """Unlocks the seat with its active user's PIN, checked by usherd alone (no network needed).
+        ``PinIncorrect`` for a wrong PIN, which counts as a failed login."""
+        return self._request(_protocol.unlock(pin, seat))
+
+    def set_pin(self, pin: str, *, user_id: Optional[str] = None) -> str:
+        """Sets the PIN (4 to 64 characters) of the user (the active user by default); answers the user's id."""
+        return self._request(_protocol.set_pin(pin, user_id))
 
     def release(self, lease: str) -> None:
         """Releases a lease of this connection by its id (``LeaseNotFound`` for any other)."""

@@ -19,6 +19,7 @@ __all__ = [
     "LoginStart",
     "Seat",
     "Seats",
+    "SeatLock",
     "LeaseInfo",
     "Event",
 ]
@@ -227,6 +228,23 @@ class Seats:
             default_seat=_get(obj, "default_seat", str),
             seats=[Seat.from_wire(seat) for seat in _objects(obj, "seats")],
         )
+
+
+@dataclass(frozen=True)
+class SeatLock:
+    """A seat's lock, as ``lock_seat`` and ``unlock`` answer it."""
+
+    seat: str
+    locked: bool
+    #: Who locked it: ``usherd`` (``lock_seat``) or ``logind``; None when unlocked.
+    by: Optional[str]
+
+    @classmethod
+    def from_wire(cls, obj: Mapping[str, Any]) -> "SeatLock":
+        by = obj.get("by")
+        if by is not None and not isinstance(by, str):
+            raise ProtocolError(f"a seat lock whose by is not a string: {by!r:.100}")
+        return cls(seat=_get(obj, "seat", str), locked=_get(obj, "locked", bool), by=by)
 
 
 @dataclass(frozen=True)

@@ -435,6 +435,9 @@ ERROR_CLASSES: Dict[str, Type[UsherError]] = {
         IdentityInUse,
         NotSupported,
         IdentityMismatch,
+        SeatLocked,
+        PinIncorrect,
+        PinNotSet,
     )
 }
 
