@@ -116,6 +116,11 @@ int usher_inhibit(usher_t *u, const char *seat, const char *mode, const char *wh
 int usher_release(usher_t *u, const char *lease_id);
 usher_lease *usher_lease_free(usher_lease *lease);
 
+/* The seat's lock (NULL seat: the caller's). A PIN is a buffer of pin_len bytes, not kept. */
+int usher_lock_seat(usher_t *u, const char *seat);
+int usher_unlock(usher_t *u, const char *seat, const void *pin, size_t pin_len);
+int usher_set_pin(usher_t *u, const char *user_id, const void *pin, size_t pin_len);
+
 /* Any method, including ones added after this library: params and the result as JSON text. */
 int usher_call(usher_t *u, const char *method, const char *params_json, char **ret_result_json);
 

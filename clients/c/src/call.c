@@ -49,6 +49,9 @@ static const struct {
         {"identity_in_use", EEXIST},
         {"not_supported", EOPNOTSUPP},
         {"identity_mismatch", EKEYREJECTED},
+        {"seat_locked", EPERM},
+        {"pin_incorrect", EKEYREJECTED},
+        {"pin_not_set", ENOKEY},
 };
 
 int errno_from_code(const char *code) {

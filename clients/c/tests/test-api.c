@@ -300,6 +300,22 @@ static void seats_and_leases(const struct test_daemon *d) {
         EVENTUALLY(count_leases(u) == 0);
         CHECK_RC(u, usher_switch_user(u, bob->id, NULL, NULL), 0);
 
+        test_step("a locked seat refuses tokens until the PIN unlocks it");
+        CHECK_RC(u, usher_set_pin(u, NULL, "4821", 4), 0);
+        CHECK_RC(u, usher_set_pin(u, NULL, "12", 2), -EINVAL);
+        CHECK_STR(usher_error_code(u), "invalid_params");
+        CHECK_RC(u, usher_lock_seat(u, NULL), 0);
+        char *token = NULL;
+        CHECK_RC(u, usher_access_token(u, NULL, 0, &token, NULL), -EPERM);
+        CHECK_STR(usher_error_code(u), "seat_locked");
+        CHECK(usher_error_data(u) && strstr(usher_error_data(u), "seat0"));
+        CHECK_RC(u, usher_unlock(u, NULL, "0000", 4), -EKEYREJECTED);
+        CHECK_STR(usher_error_code(u), "pin_incorrect");
+        CHECK_RC(u, usher_unlock(u, NULL, "4821", 4), 0);
+        CHECK_RC(u, usher_access_token(u, NULL, 0, &token, NULL), 0);
+        usher_secret_free(token);
+        CHECK_RC(u, usher_lock_seat(u, "no-such-seat"), -ENOENT);
+
         usher_user_free(user);
         usher_user_free(bob);
         usher_unref(u);
