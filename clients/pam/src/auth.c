@@ -127,6 +127,8 @@ static int login_device(struct stage *s) {
         char *uri = json_member_string(result, "verification_uri");
         char *complete = json_member_string(result, "verification_uri_complete");
         char *code = json_member_string(result, "user_code");
+        /* It holds the login's id, with which the login could be collected: zeroed, not only freed. */
+        explicit_bzero(result, strlen(result));
         free(result);
         int ret = PAM_AUTHINFO_UNAVAIL;
         /* Shown on the person's terminal: nothing that could move its cursor or rewrite its title. */
