@@ -63,4 +63,23 @@ struct SessionBindingTests {
         #expect(await harness.registry.boundUser(logindSession: "c1") == nil)
         #expect(try await harness.database.loadSessionBindings().isEmpty)
     }
+
+    /// `user_status` (pam_usher's account stage) tells a session the provider ended from one never started.
+    @Test func userStatusSaysWhyTheSessionEnded() async throws {
+        let harness = try await Harness()
+        let a = try await harness.login("a@example.com")
+        #expect(try await harness.registry.userStatus(email: "A@example.com").status == "logged_in")
+        #expect(try await harness.registry.userStatus(email: "b@example.com").status == "unknown")
+
+        harness.provider.script([.refuse, .refuse])
+        await #expect(throws: ProviderError.self) { try await harness.registry.refresh(userID: a.id) }
+        await #expect(throws: SessionError.userLoggedOut(a.id)) { try await harness.registry.refresh(userID: a.id) }
+        let revoked = try await harness.registry.userStatus(email: "a@example.com")
+        #expect(revoked == UserStatusRequest.Result(status: "logged_out", userID: a.id, ended: "session_revoked"))
+
+        // Logged in again, then out by request: the last ending is the one told.
+        try await harness.login("a@example.com")
+        _ = try await harness.registry.logout(userID: a.id)
+        #expect(try await harness.registry.userStatus(email: "a@example.com").ended == "requested")
+    }
 }
