@@ -6,7 +6,8 @@ import UsherProtocol
 /// name, reserved for good) and the records of the users on the device, indexed by name and by uid.
 ///
 /// Read on the event loops, under a lock held for one dictionary lookup: a lookup costs the same with ten users or
-/// 100,000, and never waits for the registry. Changed only by the store as it commits the registry's changes
+/// 100,000, and never waits for the registry. A user's records are encoded at its first lookup after it changed, and
+/// kept. Changed only by the store as it commits the registry's changes
 /// (`UnixUserAllocatingStore`), one commit at a time: `allocate` reserves names and uids for the users a change adds,
 /// the commit writes them in the change's own transaction, and `published` (or `release`, when the commit failed)
 /// follows before the registry answers whoever asked for the change. So a user is never on the device without its
@@ -15,7 +16,7 @@ package final class UnixUserDirectory: Sendable {
     /// The service name records say they come from.
     package static let serviceName = "io.usher.Users"
 
-    /// One user's records, encoded once when the user changes (`record` and `group` are JSON objects).
+    /// One user's records (`record` and `group` are JSON objects).
     package struct Entry: Sendable {
         package var allocation: UnixUserAllocation
         package var realName: String?
@@ -24,13 +25,22 @@ package final class UnixUserDirectory: Sendable {
         package var group: [UInt8]
     }
 
+    /// A served user as the index keeps it: its records encoded at the first lookup after it changed, so that
+    /// loading 100,000 users encodes nothing, and a user nobody looks up costs no encoding.
+    private struct Served {
+        var allocation: UnixUserAllocation
+        var realName: String?
+        var email: String?
+        var records: (record: [UInt8], group: [UInt8])?
+    }
+
     private struct Index {
         /// Every allocation, of users on the device and of users removed from it (whose names and uids stay taken).
         var allocations: [String: UnixUserAllocation] = [:]
         var userOfName: [String: String] = [:]
         var userOfUID: [UInt32: String] = [:]
         /// The records served: users on the device, by user id.
-        var served: [String: Entry] = [:]
+        var served: [String: Served] = [:]
         /// Where the search for a free uid starts: every uid below it in the range is taken.
         var nextUID: UInt32
     }
@@ -56,17 +66,48 @@ package final class UnixUserDirectory: Sendable {
 
     /// The record of the user on the device named `name`.
     package func user(named name: String) -> Entry? {
-        self.index.withLock { index in index.userOfName[name].flatMap { index.served[$0] } }
+        self.entry(self.index.withLock { index in index.userOfName[name].flatMap { index.served[$0] } })
     }
 
     /// The record of the user on the device with `uid`.
     package func user(uid: UInt32) -> Entry? {
-        self.index.withLock { index in index.userOfUID[uid].flatMap { index.served[$0] } }
+        self.entry(self.index.withLock { index in index.userOfUID[uid].flatMap { index.served[$0] } })
     }
 
     /// Every record served, by uid.
     package func users() -> [Entry] {
-        self.index.withLock { Array($0.served.values) }.sorted { $0.allocation.uid < $1.allocation.uid }
+        self.index.withLock { Array($0.served.values) }.sorted { $0.allocation.uid < $1.allocation.uid }.compactMap {
+            self.entry($0)
+        }
+    }
+
+    /// A served user's records, encoded (outside the lock) and kept if they were not yet.
+    private func entry(_ served: Served?) -> Entry? {
+        guard let served else { return nil }
+        if let records = served.records {
+            return Entry(
+                allocation: served.allocation,
+                realName: served.realName,
+                email: served.email,
+                record: records.record,
+                group: records.group
+            )
+        }
+        let records = self.encode(served)
+        self.index.withLock { index in
+            // Kept only if the user did not change meanwhile (two threads encoding at once keep equal bytes).
+            let id = served.allocation.userID
+            if let current = index.served[id], current.realName == served.realName, current.email == served.email {
+                index.served[id]?.records = records
+            }
+        }
+        return Entry(
+            allocation: served.allocation,
+            realName: served.realName,
+            email: served.email,
+            record: records.record,
+            group: records.group
+        )
     }
 
     /// The allocation of a user id, served or reserved.
@@ -108,10 +149,11 @@ package final class UnixUserDirectory: Sendable {
                     )
                     continue
                 }
-                let base = UnixUserName.base(
-                    preferredUsername: user.profile["preferred_username"]?.stringValue,
-                    email: user.email
-                )
+                // The profile's text is decoded only when it holds the claim: most hold none.
+                let preferred =
+                    user.profile.json.contains("\"preferred_username\"")
+                    ? user.profile["preferred_username"]?.stringValue : nil
+                let base = UnixUserName.base(preferredUsername: preferred, email: user.email)
                 var attempt = 1
                 var name = base
                 while index.userOfName[name] != nil || local.names.contains(name)
@@ -145,19 +187,15 @@ package final class UnixUserDirectory: Sendable {
     /// After a commit: the records of the saved users (new, or changed) and of no deleted one. A deleted user's uid
     /// and name stay reserved.
     package func published(saved: some Sequence<User>, deleted: some Sequence<String>) {
-        // Encoded outside the lock, for the users whose record changes.
-        let current = self.index.withLock { index in
-            saved.compactMap { user -> (User, UnixUserAllocation)? in
-                guard Self.isEligible(user), let allocation = index.allocations[user.id] else { return nil }
-                let entry = index.served[user.id]
-                if let entry, entry.realName == user.name, entry.email == user.email { return nil }
-                return (user, allocation)
-            }
-        }
-        let entries = current.map { user, allocation in self.entry(for: user, allocation) }
         self.index.withLock { index in
             for id in deleted { index.served[id] = nil }
-            for entry in entries { index.served[entry.allocation.userID] = entry }
+            for user in saved where Self.isEligible(user) {
+                guard let allocation = index.allocations[user.id] else { continue }
+                if let served = index.served[user.id], served.realName == user.name, served.email == user.email {
+                    continue
+                }
+                index.served[user.id] = Served(allocation: allocation, realName: user.name, email: user.email)
+            }
         }
     }
 
@@ -170,7 +208,8 @@ package final class UnixUserDirectory: Sendable {
     /// Whether a user gets a Unix account: every user but an anonymous guest (no person to log in as).
     static func isEligible(_ user: User) -> Bool { !user.isAnonymous }
 
-    private func entry(for user: User, _ allocation: UnixUserAllocation) -> Entry {
+    private func encode(_ served: Served) -> (record: [UInt8], group: [UInt8]) {
+        let allocation = served.allocation
         var record: [String: JSONValue] = [
             "userName": .string(allocation.name),
             "uid": .int(Int64(allocation.uid)),
@@ -181,20 +220,17 @@ package final class UnixUserDirectory: Sendable {
             "disposition": "regular",
             "service": .string(Self.serviceName),
         ]
-        if let name = user.name, !name.isEmpty { record["realName"] = .string(Self.gecosSafe(name)) }
-        if let email = user.email { record["emailAddress"] = .string(email) }
+        if let name = served.realName, !name.isEmpty { record["realName"] = .string(Self.gecosSafe(name)) }
+        if let email = served.email { record["emailAddress"] = .string(email) }
         let group: [String: JSONValue] = [
             "groupName": .string(allocation.name),
             "gid": .int(Int64(allocation.uid)),
             "disposition": "regular",
             "service": .string(Self.serviceName),
         ]
-        return Entry(
-            allocation: allocation,
-            realName: user.name,
-            email: user.email,
-            record: Array(LineCodec.line(JSONValue.object(record)).dropLast()),
-            group: Array(LineCodec.line(JSONValue.object(group)).dropLast())
+        return (
+            Array(LineCodec.line(JSONValue.object(record)).dropLast()),
+            Array(LineCodec.line(JSONValue.object(group)).dropLast())
         )
     }
 
