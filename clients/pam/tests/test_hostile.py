@@ -3,6 +3,7 @@ PAM_AUTHINFO_UNAVAIL within timeout=; hostile user names never reach the socket.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tempfile
@@ -116,3 +117,78 @@ def test_a_daemon_without_the_provider_is_authinfo_unavail(pam: Pam, fake: FakeD
     outcome = pam.run(stack(pam, fake.path), "ann@example.com", ["authenticate"], stdin="secret\n")
     assert outcome.code == "PAM_AUTHINFO_UNAVAIL", outcome
     assert "usherd has no provider" in outcome.syslog
+
+
+class ScriptedDaemon:
+    """A socket that answers the requests of one connection in turn, each with the next of ``answers`` (a result or
+    an error object), echoing the request's id as usherd does."""
+
+    def __init__(self, answers: list[dict[str, object]]) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="usher-pam-script-", dir="/tmp"))
+        self.path = str(self.directory / "usher.sock")
+        self.answers = answers
+        self.methods: list[str] = []
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(1)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        try:
+            connection, _ = self.listener.accept()
+        except OSError:
+            return
+        with connection, connection.makefile("rb") as lines:
+            for answer in self.answers:
+                line = lines.readline()
+                if not line:
+                    return
+                request = json.loads(line)
+                self.methods.append(request["method"])
+                connection.sendall(json.dumps({"id": request.get("id"), **answer}).encode() + b"\n")
+
+    def close(self) -> None:
+        self.listener.close()
+        self.thread.join(HANG_GUARD)
+        os.unlink(self.path)
+        os.rmdir(self.directory)
+
+
+def device_start(uri: str = "https://idp.example/device", code: str = "ABCD-EFGH") -> dict[str, object]:
+    return {
+        "result": {
+            "type": "device_code",
+            "status": "pending",
+            "provider": "idp",
+            "login_id": "idp.secret-login-id",
+            "verification_uri": uri,
+            "verification_uri_complete": None,
+            "user_code": code,
+            "expires_at": "2026-01-01T00:00:00Z",
+        }
+    }
+
+
+@pytest.mark.parametrize("code", ["expired_token", "access_denied"])
+def test_a_device_code_that_expires_or_is_denied_is_an_auth_error(pam: Pam, code: str) -> None:
+    script = ScriptedDaemon([device_start(), {"error": {"code": code, "message": "the code is no more"}}])
+    try:
+        service = stack(pam, script.path, "login=device debug")
+        outcome = pam.run(service, "ann@example.com", ["authenticate"])
+        assert outcome.code == "PAM_AUTH_ERR", outcome
+        assert "visit https://idp.example/device and enter the code ABCD-EFGH" in outcome.stdout
+        assert script.methods == ["login_begin", "login_wait"]
+        assert "secret-login-id" not in outcome.syslog
+    finally:
+        script.close()
+
+
+def test_a_verification_uri_that_would_drive_the_terminal_is_not_shown(pam: Pam) -> None:
+    script = ScriptedDaemon([device_start(uri="https://idp.example/\x1b]0;owned\x07")])
+    try:
+        outcome = pam.run(stack(pam, script.path, "login=device"), "ann@example.com", ["authenticate"])
+        assert outcome.code == "PAM_AUTHINFO_UNAVAIL", outcome
+        assert "\x1b" not in outcome.stdout and script.methods == ["login_begin"]
+    finally:
+        script.close()
