@@ -143,7 +143,7 @@ export PKG_CONFIG := env PKG_CONFIG_LIBDIR=/usr/lib/$(DEB_HOST_MULTIARCH)/pkgcon
 export OBJCOPY := $(GNU_TYPE)-objcopy
 export STRIP := $(GNU_TYPE)-strip
 CROSS_APT_PACKAGES := gcc-$(GNU_TYPE) binutils-$(GNU_TYPE) libc6:$(ARCH) libstdc++6:$(ARCH) libgcc-s1:$(ARCH) \
-  libsqlite3-0:$(ARCH) libsystemd0:$(ARCH) libcurl4-openssl-dev:$(ARCH) libjson-c-dev:$(ARCH)
+  libsqlite3-0:$(ARCH) libsystemd0:$(ARCH) libcurl4-openssl-dev:$(ARCH) libjson-c-dev:$(ARCH) libpam0g-dev:$(ARCH)
 endif
 
 PREFIX ?= /usr/local
