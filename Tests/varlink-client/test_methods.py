@@ -82,6 +82,14 @@ def test_every_method_answers_as_the_definition_says(checked: Checked, definitio
     assert call("Release", lease=lease["lease"])["released"] is True
     fails("Release", "LeaseNotFound", lease=lease["lease"])
 
+    # The seat's lock: the PIN is checked by usherd alone.
+    assert call("SetPin", pin="4821")["user_id"] == ann["id"]
+    assert call("LockSeat") == {"seat": "seat0", "locked": True, "by": "usherd"}
+    assert call("CurrentUser")["locked"] is True
+    assert fails("AccessToken", "SeatLocked")["seat"] == "seat0"
+    fails("Unlock", "PinIncorrect", pin="0000")
+    assert call("Unlock", pin="4821")["locked"] is False
+
     # Linked identities: the guest signs up, keeps its id, and drops its anonymous identity.
     call("Register", email="guest@example.com", password=PASSWORD)
     linked = call(
