@@ -77,6 +77,28 @@ struct SeatLockTests {
         )
     }
 
+    @Test("a locked seat's user keeps being refreshed, so unlocking needs no network", .timeLimit(.minutes(1)))
+    func refreshesGoOnWhileLocked() async throws {
+        let harness = try await Self.harness()
+        let a = try await harness.login("a@example.com")
+        _ = try await harness.registry.setPIN("4821", userID: nil, ownership: .everyone)
+        _ = try await harness.registry.lockSeat(seat: nil)
+        let before = harness.provider.refreshCallCount
+        // The refresh deadline (300 s before the hour's expiry) comes while the seat is locked: the timer refreshes.
+        harness.clock.advance(bySeconds: 3400)
+        await harness.registry.deadlineReached(for: a.id)
+        #expect(harness.provider.refreshCallCount == before + 1)
+        // The provider goes away; the PIN unlocks, and the token refreshed while locked is handed out at once.
+        harness.provider.script([], then: .failTransiently)
+        _ = try await harness.registry.unlock(seat: nil, pin: "4821")
+        let token = try #require(
+            try harness.registry.view.freshTokenAnswer(userID: nil, minValidSeconds: 600) { _ in [] }
+        )
+        #expect(token.userID == a.id)
+        #expect(token.expiresAt > harness.clock.now().adding(seconds: 3000))
+        #expect(harness.provider.refreshCallCount == before + 1)
+    }
+
     @Test("a locked seat keeps its user, and its user's own uid cannot replace the PIN", .timeLimit(.minutes(1)))
     func lockedSeatKeepsItsUser() async throws {
         let harness = try await Self.harness()
