@@ -8,8 +8,8 @@ import UsherProtocol
 ///
 /// The registry commits one change at a time, so allocations never race each other.
 package struct UnixUserAllocatingStore: SessionStore {
-    private let database: AppDatabase
-    private let directory: UnixUserDirectory
+    let database: AppDatabase
+    let directory: UnixUserDirectory
     private let now: @Sendable () -> Timestamp
 
     package init(database: AppDatabase, directory: UnixUserDirectory, now: @escaping @Sendable () -> Timestamp) {
@@ -18,9 +18,8 @@ package struct UnixUserAllocatingStore: SessionStore {
         self.now = now
     }
 
-    /// Loads the sessions and the accounts; users that have none yet (`[unix_users]` was just turned on, or a crash
-    /// came before a commit that would have written it: not possible, as it is the same transaction, but a database
-    /// restored from a backup might) get theirs, in one transaction, before anything is served.
+    /// Loads the sessions and the accounts. Users that have none yet (on the device before `[unix_users]` was turned
+    /// on, or added while it was off) get theirs in one transaction, before anything is served.
     package func loadSessions() async throws -> PersistedSessions {
         let sessions = try await self.database.loadSessions()
         self.directory.load(try await self.database.unixUserAllocations())

@@ -81,6 +81,11 @@ package final class UnixUserDirectory: Sendable {
         }
     }
 
+    /// The names of the users served, by uid (for memberships: no record encoded).
+    package func userNames() -> [String] {
+        self.index.withLock { $0.served.values.map(\.allocation) }.sorted { $0.uid < $1.uid }.map(\.name)
+    }
+
     /// A served user's records, encoded (outside the lock) and kept if they were not yet.
     private func entry(_ served: Served?) -> Entry? {
         guard let served else { return nil }

@@ -159,12 +159,12 @@ package final class UserDatabaseInterface: Sendable {
         if let groupName = query.groupName, !groups.contains(groupName) {
             return VarlinkReply.error(Self.noRecordFound)
         }
-        let users: [UnixUserDirectory.Entry]
+        let users: [String]
         if let name = query.name {
-            guard let user = self.directory.user(named: name) else { return VarlinkReply.error(Self.noRecordFound) }
-            users = [user]
+            guard self.directory.user(named: name) != nil else { return VarlinkReply.error(Self.noRecordFound) }
+            users = [name]
         } else {
-            users = self.directory.users()
+            users = self.directory.userNames()
         }
         let wanted = query.groupName.map { [$0] } ?? groups
         var pairs: [[UInt8]] = []
@@ -173,7 +173,7 @@ package final class UserDatabaseInterface: Sendable {
                 pairs.append(
                     Array(
                         LineCodec.line(
-                            JSONValue.object(["userName": .string(user.allocation.name), "groupName": .string(group)])
+                            JSONValue.object(["userName": .string(user), "groupName": .string(group)])
                         ).dropLast()
                     )
                 )
