@@ -96,6 +96,8 @@ package protocol SessionBindingStore: Sendable {
     func loadSessionBindings() async throws -> [SessionBinding]
     /// The users on the device whose email is `email` (case and canonical equivalence ignored), as committed.
     func users(withEmail email: String) async throws -> [EmailUser]
+    /// The email of the user that `[unix_users]` serves as the Unix user `name`; nil when none (or no email).
+    func email(ofUnixUser name: String) -> String?
 }
 
 /// A write of the binding tables that belongs to a registry change: performed in its transaction.

@@ -111,17 +111,26 @@ extension SessionRegistry {
         return (binding, draft.generation)
     }
 
-    /// `user_status`: the user with this email as committed (logged in first, then the most recent login), without
-    /// entering the actor: one indexed read of the store.
-    package nonisolated func userStatus(email: String) async throws -> UserStatusRequest.Result {
+    /// `user_status`: the user with this email (or the email of the Unix user `[unix_users]` serves as `unixUser`) as
+    /// committed (logged in first, then the most recent login), without entering the actor: one indexed read of the
+    /// store.
+    package nonisolated func userStatus(
+        email requested: String? = nil,
+        unixUser: String? = nil
+    ) async throws -> UserStatusRequest.Result {
         guard let store = self.store as? any SessionBindingStore else {
             throw SessionError.unsupported("this store keeps no session records")
         }
-        guard let user = Self.preferred(try await store.users(withEmail: email)) else {
-            return UserStatusRequest.Result(status: "unknown")
-        }
-        if user.isLoggedIn { return UserStatusRequest.Result(status: "logged_in", userID: user.userID) }
-        return UserStatusRequest.Result(status: "logged_out", userID: user.userID, ended: user.ended)
+        guard let email = requested ?? unixUser.flatMap(store.email(ofUnixUser:)),
+            let user = Self.preferred(try await store.users(withEmail: email))
+        else { return UserStatusRequest.Result(status: "unknown") }
+        let status = user.isLoggedIn ? "logged_in" : "logged_out"
+        return UserStatusRequest.Result(
+            status: status,
+            userID: user.userID,
+            email: user.email,
+            ended: user.isLoggedIn ? nil : user.ended
+        )
     }
 
     /// Records, inside a change that ends a user's session, why it ended (`user_status`'s `ended`).

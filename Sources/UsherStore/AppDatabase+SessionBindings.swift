@@ -52,6 +52,9 @@ extension AppDatabase: SessionBindingStore {
         return rows.filter { EmailAddress.key($0.email) == key }
     }
 
+    /// The database alone serves no Unix users (`UnixUserAllocatingStore` does).
+    package func email(ofUnixUser name: String) -> String? { nil }
+
     /// Migration `v11-session-bindings` (issue 37): the bindings `open_session` records, the last end of each user's
     /// session, and an index that finds users by email. Depends on no other migration of the issue.
     static func createSessionBindings(_ db: Connection) throws {
@@ -94,5 +97,21 @@ extension SessionBindingWrite: DatabaseWrite {
                 arguments: [userID, reason, at.millisecondsSinceEpoch]
             )
         }
+    }
+}
+
+/// With `[unix_users]`, the store the registry holds is this wrapper: the bindings are the database's, and a Unix
+/// user name is one of the directory's.
+extension UnixUserAllocatingStore: SessionBindingStore {
+    package func loadSessionBindings() async throws -> [SessionBinding] {
+        try await self.database.loadSessionBindings()
+    }
+
+    package func users(withEmail email: String) async throws -> [EmailUser] {
+        try await self.database.users(withEmail: email)
+    }
+
+    package func email(ofUnixUser name: String) -> String? {
+        self.directory.user(named: name)?.email
     }
 }

@@ -75,7 +75,15 @@ struct SessionBindingTests {
         await #expect(throws: ProviderError.self) { try await harness.registry.refresh(userID: a.id) }
         await #expect(throws: SessionError.userLoggedOut(a.id)) { try await harness.registry.refresh(userID: a.id) }
         let revoked = try await harness.registry.userStatus(email: "a@example.com")
-        #expect(revoked == UserStatusRequest.Result(status: "logged_out", userID: a.id, ended: "session_revoked"))
+        #expect(
+            revoked
+                == UserStatusRequest.Result(
+                    status: "logged_out",
+                    userID: a.id,
+                    email: "a@example.com",
+                    ended: "session_revoked"
+                )
+        )
 
         // Logged in again, then out by request: the last ending is the one told.
         try await harness.login("a@example.com")

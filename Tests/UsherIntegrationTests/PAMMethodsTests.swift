@@ -157,4 +157,31 @@ struct PAMMethodsTests {
             #expect(try await client.errorCode("open_session", ["user": "a\u{1b}[2J"]) == "invalid_params")
         }
     }
+
+    /// With `[unix_users]`, the PAM user may be the Unix name usherd gives the account (`bob` for bob@example.com):
+    /// `user_status` finds the account by it, and the session stage works with it too.
+    @Test func userStatusFindsTheAccountOfAUnixUserUsherServes() async throws {
+        try await DaemonProcess.with(config: "[unix_users]\nenabled = true\nuid_range = \"60200-60299\"\n") { daemon in
+            let client = try daemon.connect()
+            try await Self.register(client, "bob@example.com")
+            #expect(try await client.result("user_status", ["unix_user": "bob"])["status"] == "unknown")
+            let bob = try await client.result(
+                "login",
+                ["credentials": .object(Self.credentials("bob@example.com")), "activate": false]
+            )
+            let status = try await client.result("user_status", ["unix_user": "bob"])
+            #expect(status["status"] == "logged_in")
+            #expect(status["email"] == "bob@example.com")
+            #expect(status["user_id"] == bob["user"]?["id"])
+            #expect(try await client.result("user_status", ["unix_user": "root"])["status"] == "unknown")
+            // The session stage and the account stage read the same store with [unix_users] as without it.
+            let opened = try await client.result("open_session", ["user": "bob@example.com", "logind_session": "c3"])
+            #expect(opened["user"]?["id"] == bob["user"]?["id"])
+            _ = try await client.result(
+                "close_session",
+                ["binding": try #require(opened["binding"]), "on_close": "logout"]
+            )
+            #expect(try await client.result("user_status", ["unix_user": "bob"])["ended"] == "requested")
+        }
+    }
 }

@@ -51,4 +51,15 @@ struct SessionBindingParamsTests {
         let text = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
         #expect(text.contains("\"user_id\":\"u_1\"") && text.contains("\"ended\":\"session_revoked\""))
     }
+
+    @Test func userStatusTakesAnEmailOrAUnixUserNotBoth() throws {
+        #expect(try UserStatusRequest(params: Params(["unix_user": "bob"])).unixUser == "bob")
+        #expect(
+            try UserStatusRequest(params: UserStatusRequest(email: "a@example.com").params).email == "a@example.com"
+        )
+        #expect(throws: ResponseError.self) { try UserStatusRequest(params: Params([:])) }
+        #expect(throws: ResponseError.self) {
+            try UserStatusRequest(params: Params(["unix_user": "bob", "email": "a@example.com"]))
+        }
+    }
 }

@@ -11,4 +11,6 @@ extension FailingStore: SessionBindingStore {
     package func users(withEmail email: String) async throws -> [EmailUser] {
         try await self.database.users(withEmail: email)
     }
+
+    package func email(ofUnixUser name: String) -> String? { nil }
 }

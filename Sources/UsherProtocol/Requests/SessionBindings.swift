@@ -119,41 +119,61 @@ public struct CloseSessionRequest: UsherRequest {
     }
 }
 
-/// `user_status`: whether the account with an email is logged in on the device, and if its session ended, why
-/// (`pam_usher`'s account stage).
+/// `user_status`: whether the account with an email (or the user `[unix_users]` serves under a Unix name) is logged
+/// in on the device, and if its session ended, why (`pam_usher`'s account stage; with `unix_user`, how it finds the
+/// account of a PAM user that is one of usher's Unix users).
 public struct UserStatusRequest: UsherRequest {
     public static let method = Method.userStatus
-    public var email: String
+    /// Exactly one of `email` and `unixUser`.
+    public var email: String?
+    public var unixUser: String?
 
     public init(email: String) {
         self.email = email
     }
 
-    public init(params: Params) throws(ResponseError) {
-        self.email = try params.requiredString("email")
+    public init(unixUser: String) {
+        self.unixUser = unixUser
     }
 
-    public var params: Params { Params(["email": .string(self.email)]) }
+    public init(params: Params) throws(ResponseError) {
+        self.email = try params.optionalString("email")
+        self.unixUser = try params.optionalString("unix_user")
+        guard (self.email == nil) != (self.unixUser == nil) else {
+            throw ResponseError(.invalidParams, "params.email or params.unix_user is required (one of them)")
+        }
+    }
 
-    /// `{"status", "user_id", "ended"}`.
+    public var params: Params {
+        var params = Params()
+        params.set("email", self.email)
+        params.set("unix_user", self.unixUser)
+        return params
+    }
+
+    /// `{"status", "user_id", "email", "ended"}`.
     public struct Result: Sendable, Hashable, Codable {
-        /// `logged_in`, `logged_out`, or `unknown` (no user on the device has this email).
+        /// `logged_in`, `logged_out`, or `unknown` (no user on the device has this email or Unix name).
         public var status: String
         /// The user's id (absent when unknown).
         public var userID: String?
+        /// The account's email (absent when unknown).
+        public var email: String?
         /// Why its last session ended (a `user_logged_out` reason: `requested`, `session_revoked`,
         /// `refresh_token_expired`, ...); absent when logged in, unknown, or ended before usher recorded it.
         public var ended: String?
 
-        public init(status: String, userID: String? = nil, ended: String? = nil) {
+        public init(status: String, userID: String? = nil, email: String? = nil, ended: String? = nil) {
             self.status = status
             self.userID = userID
+            self.email = email
             self.ended = ended
         }
 
         enum CodingKeys: String, CodingKey {
             case status
             case userID = "user_id"
+            case email
             case ended
         }
     }

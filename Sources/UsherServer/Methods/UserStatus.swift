@@ -6,6 +6,6 @@ extension MethodHandler {
     static let userStatus = MethodHandler(UserStatusRequest.self, permission: .read, reach: .device) {
         request,
         call in
-        .result(try await call.registry.userStatus(email: request.email), call)
+        .result(try await call.registry.userStatus(email: request.email, unixUser: request.unixUser), call)
     }
 }

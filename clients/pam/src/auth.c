@@ -64,6 +64,8 @@ static int login_password(struct stage *s) {
         }
         if (daemon_connect(s) < 0)
                 return PAM_AUTHINFO_UNAVAIL;
+        if ((r = stage_account(s)) != PAM_SUCCESS)
+                return r;
         struct provider provider;
         r = provider_lookup(s, &provider);
         if (r == -ENOENT) {
@@ -113,6 +115,10 @@ static bool printable(const char *p) {
 static int login_device(struct stage *s) {
         if (daemon_connect(s) < 0)
                 return PAM_AUTHINFO_UNAVAIL;
+        /* A Unix name of usherd's names an account on the device: the device login must be that account. */
+        int k = stage_account(s);
+        if (k != PAM_SUCCESS)
+                return k;
         struct text params = {0};
         text_add(&params, "{", 1);
         text_member(&params, "provider", s->opt.provider);

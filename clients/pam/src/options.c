@@ -103,7 +103,10 @@ int stage_begin(struct stage *s, pam_handle_t *pamh, int argc, const char **argv
                         s->email = NULL;
                         return PAM_BUF_ERR;
                 }
-        } else if (!(s->email = strdup(s->user)))
+        } else if (!strchr(s->user, '@'))
+                /* Not an email: the Unix name usherd gives an account ([unix_users]); stage_account() asks for it. */
+                s->by_unix_name = true;
+        else if (!(s->email = strdup(s->user)))
                 return PAM_BUF_ERR;
         return PAM_SUCCESS;
 }
@@ -125,6 +128,30 @@ int daemon_connect(struct stage *s) {
                 pam_syslog(s->pamh, LOG_ERR, "cannot connect to usherd at %s: %s", s->opt.socket, strerror(-r));
         }
         return r;
+}
+
+/* Once connected: the account's email of a PAM user that is a Unix name (by_unix_name), from `user_status`.
+ * PAM_USER_UNKNOWN when usherd serves no such Unix user; what daemon_failure() says when it does not answer. */
+int stage_account(struct stage *s) {
+        if (!s->by_unix_name || s->email)
+                return PAM_SUCCESS;
+        struct text params = {0};
+        text_add(&params, "{", 1);
+        text_member(&params, "unix_user", s->user);
+        text_close(&params);
+        char *result = NULL;
+        int r = daemon_call(s, "user_status", &params, &result);
+        text_free(&params);
+        if (r < 0)
+                return daemon_failure(s, r, PAM_AUTHINFO_UNAVAIL, PAM_AUTHINFO_UNAVAIL);
+        s->email = json_member_string(result, "email");
+        free(result);
+        if (!s->email) {
+                if (s->opt.debug)
+                        pam_syslog(s->pamh, LOG_DEBUG, "%s is no Unix user of usherd's and not an email", s->user);
+                return PAM_USER_UNKNOWN;
+        }
+        return PAM_SUCCESS;
 }
 
 /* Calls a method within what is left of the deadline: -ETIMEDOUT once it has passed. */

@@ -37,7 +37,8 @@ struct stage {
         pam_handle_t *pamh;
         struct options opt;
         const char *user;         /* the PAM user, checked */
-        char *email;              /* the account's email: user, or user@domain */
+        char *email;              /* the account's email: user, user@domain, or found by stage_account() */
+        bool by_unix_name;        /* no domain= and no '@': the user may be a Unix user usherd serves */
         usher_t *u;
         uint64_t deadline;        /* CLOCK_MONOTONIC microseconds */
 };
@@ -72,6 +73,7 @@ void text_free(struct text *t);
 
 /* daemon.c */
 int daemon_connect(struct stage *s);
+int stage_account(struct stage *s);
 int daemon_call(struct stage *s, const char *method, const struct text *params, char **ret_result);
 int daemon_failure(struct stage *s, int r, int unavailable, int otherwise);
 char *json_member_string(const char *json, const char *path);

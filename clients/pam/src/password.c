@@ -33,6 +33,8 @@ static int change(struct stage *s) {
                 return r == PAM_CONV_AGAIN ? PAM_INCOMPLETE : PAM_AUTHTOK_ERR;
         if (daemon_connect(s) < 0)
                 return PAM_AUTHINFO_UNAVAIL;
+        if ((r = stage_account(s)) != PAM_SUCCESS)
+                return r == PAM_USER_UNKNOWN ? PAM_AUTHTOK_ERR : r;
         if ((r = local_provider(s)) != PAM_SUCCESS)
                 return r;
         struct text params = {0};

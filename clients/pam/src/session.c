@@ -19,7 +19,10 @@ PAM_USHER_EXPORT int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, c
                 goto done;
         struct text params = {0};
         text_add(&params, "{", 1);
-        text_member(&params, "email", s.email);
+        if (s.by_unix_name)
+                text_member(&params, "unix_user", s.user);
+        else
+                text_member(&params, "email", s.email);
         text_close(&params);
         char *result = NULL;
         int k = daemon_call(&s, "user_status", &params, &result);
@@ -60,13 +63,16 @@ PAM_USHER_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc
         /* The user the auth stage logged in, held against this handle; else (auth ran elsewhere: sshd with a key,
          * another process) the PAM user's email, which usherd resolves to its logged-in user. */
         const void *held = NULL;
-        const char *user = pam_get_data(pamh, DATA_USER_ID, &held) == PAM_SUCCESS && held ? held : s.email;
         const char *seat = s.opt.seat ? s.opt.seat : pam_getenv(pamh, "XDG_SEAT");
         const void *service = NULL;
         pam_get_item(pamh, PAM_SERVICE, &service);
         r = PAM_SESSION_ERR;
         if (daemon_connect(&s) < 0)
                 goto done;
+        bool is_held = pam_get_data(pamh, DATA_USER_ID, &held) == PAM_SUCCESS && held;
+        if (!is_held && stage_account(&s) != PAM_SUCCESS)
+                goto done;
+        const char *user = is_held ? held : s.email;
         struct text params = {0};
         text_add(&params, "{", 1);
         text_member(&params, "user", user);

@@ -101,3 +101,23 @@ def test_chauthtok_changes_a_local_password_asking_the_new_one_twice(pam: Pam, d
     assert pam.run(service, "ann@example.com", ["authenticate"], stdin="new secret 1\n").code == "PAM_SUCCESS"
     assert pam.run(service, "ann@example.com", ["authenticate"], stdin=PASSWORD + "\n").code == "PAM_AUTH_ERR"
     assert "new secret" not in changed.syslog and PASSWORD not in changed.syslog
+
+
+@pytest.mark.usherd_config('[unix_users]\nenabled = true\nuid_range = "60300-60399"\n')
+def test_a_unix_user_usherd_serves_logs_in_by_its_unix_name(pam: Pam, daemon: Daemon) -> None:
+    """Without domain=, a PAM user name that is not an email is the Unix name usherd gives an account
+    ([unix_users]): `login bob` is bob@example.com, as the pam-auth-update profile has it."""
+    call(daemon, "register", {"email": "bob@example.com", "password": PASSWORD})
+    call(daemon, "login", {"credentials": {"type": "email_password", "email": "bob@example.com", "password": PASSWORD}})
+    env_file = pam.directory / "env"
+    service = session_stack(pam, daemon, env_file, "on_close=logout")
+    outcome = pam.run(
+        service, "bob", ["authenticate", "acct_mgmt", "open_session", "close_session"], stdin=PASSWORD + "\n"
+    )
+    assert outcome.code == "PAM_SUCCESS", outcome
+    (bob,) = call(daemon, "list_users")["users"]
+    assert env_file.read_text().splitlines() == [f"USHER_SOCKET={daemon.socket}", f"USHER_USER={bob['id']}"]
+    assert bob["state"] == "logged_out"  # on_close=logout
+    # A Unix name usherd does not serve (a local account's) is not usher's.
+    assert pam.run(service, "root", ["authenticate"], stdin=PASSWORD + "\n").code == "PAM_USER_UNKNOWN"
+    assert pam.run(service, "root", ["acct_mgmt"]).code == "PAM_USER_UNKNOWN"
