@@ -97,7 +97,10 @@ extension ResponseError {
             case .pinIncorrect:
                 self.init(.pinIncorrect, "the PIN is not right")
             case .pinNotSet(let id):
-                self.init(.pinNotSet, "user \(id) has no PIN (usher pin set); unlock the seat through logind or log in again")
+                self.init(
+                    .pinNotSet,
+                    "user \(id) has no PIN (usher pin set); unlock the seat through logind or log in again"
+                )
             }
         case let error as ProviderError:
             switch error {

@@ -42,7 +42,9 @@ final class MockLogind: @unchecked Sendable {
             """
         try self.directory.write("bus.conf", config)
         let log = self.directory.file("bus.log")
-        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         try handle.seekToEnd()
         self.bus = try SpawnedProcess(
