@@ -144,10 +144,12 @@ extension SessionRegistry {
         throw .seatLocked(seat: seat)
     }
 
-    /// Throws `seatLocked` when one of `seats` is locked with an active user: that user stays until the seat is
-    /// unlocked. A locked seat with nobody on it takes a user (whose tokens the lock then holds back until its PIN).
+    /// Throws `seatLocked` when one of `seats` is locked by usherd with an active user: that user stays until the
+    /// seat is unlocked. A locked seat with nobody on it takes a user (whose tokens the lock then holds back until its
+    /// PIN). A lock of logind's does not hold the user in place: a greeter opening another person's session on the seat
+    /// (`open_session`) comes before logind makes that session active, and the seat then follows it, lock and all.
     func refuseIfLocked(_ seats: [String]) throws(SessionError) {
-        for seat in seats where self.view.lock(of: seat) != nil && self.state.seats.user(on: seat) != nil {
+        for seat in seats where self.view.lock(of: seat) == .usherd && self.state.seats.user(on: seat) != nil {
             throw .seatLocked(seat: seat)
         }
     }

@@ -152,6 +152,25 @@ struct SeatLockTests {
         #expect(view.lock(of: "seat0") == .usherd)
     }
 
+    @Test("logind's lock does not hold the seat's user in place; the lock stays with the seat", .timeLimit(.minutes(1)))
+    func logindsLockLetsTheSeatMove() async throws {
+        let harness = try await Self.harness(seats: Self.following)
+        let a = try await harness.login("a@example.com")
+        let b = try await harness.login("b@example.com")
+        try await harness.registry.follow(activeUser: a.id, on: "seat0")
+        try await harness.registry.follow(locked: true, on: "seat0")
+        // A greeter opens b's session before logind makes it active: b takes the seat, still locked.
+        _ = try await harness.registry.switchUser(to: b.id, ifGeneration: nil, seat: "seat0")
+        #expect(harness.registry.view.activeUser(on: "seat0") == b.id)
+        await #expect(throws: SessionError.seatLocked(seat: "seat0")) {
+            try await harness.registry.accessToken(userID: b.id, minValidSeconds: 0)
+        }
+        // logind activates b's unlocked session.
+        try await harness.registry.follow(activeUser: b.id, on: "seat0")
+        try await harness.registry.follow(locked: false, on: "seat0")
+        #expect(try await harness.registry.accessToken(userID: b.id, minValidSeconds: 0).userID == b.id)
+    }
+
     @Test("enough wrong PINs in a row log the seat's user out", .timeLimit(.minutes(1)))
     func wrongPINsLogOut() async throws {
         let harness = try await Self.harness(seats: Self.following)
