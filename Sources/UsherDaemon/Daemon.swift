@@ -159,6 +159,7 @@ package struct Daemon {
             ? UnixUserDirectory(
                 settings: self.configuration.unixUsers.settings,
                 localAccounts: { LocalAccountFiles.read() },
+                encode: UserDatabaseRecords.encode,
                 logger: self.logger
             ) : nil
         let store: any SessionStore =

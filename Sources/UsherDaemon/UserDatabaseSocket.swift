@@ -60,6 +60,7 @@ extension Daemon {
             ?? UnixUserDirectory(
                 settings: self.configuration.unixUsers.settings,
                 localAccounts: { LocalAccountNames() },
+                encode: UserDatabaseRecords.encode,
                 logger: self.logger
             )
         if directory != nil, self.configuration.unixUsers.settings.uidRange.overlaps(Self.homedRange),

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Testing
 import UsherCore
 import UsherProtocol
@@ -16,7 +15,8 @@ struct UnixUserStoreTests {
     ) -> UnixUserDirectory {
         var settings = UnixUserSettings()
         settings.uidRange = range
-        return UnixUserDirectory(settings: settings, localAccounts: { local }, logger: Logger(label: "test"))
+        // The store does not encode records: the server does (UserDatabaseRecords, tested on the real daemon).
+        return UnixUserDirectory(settings: settings, localAccounts: { local }, encode: { _ in ([], []) })
     }
 
     static func store(_ database: AppDatabase, _ directory: UnixUserDirectory) -> UnixUserAllocatingStore {

@@ -1,6 +1,5 @@
 import Logging
 import Synchronization
-import UsherProtocol
 
 /// The Unix accounts of usher's users, as `io.systemd.UserDatabase` serves them: every allocation ever made (uid and
 /// name, reserved for good) and the records of the users on the device, indexed by name and by uid.
@@ -47,17 +46,22 @@ package final class UnixUserDirectory: Sendable {
 
     package let settings: UnixUserSettings
     private let localAccounts: @Sendable () -> LocalAccountNames
+    private let encode: @Sendable (UnixUserRecord) -> (record: [UInt8], group: [UInt8])
     private let index: Mutex<Index>
     private let logger: Logger
 
-    /// - Parameter localAccounts: the names and ids the device's own account files use, read when allocating.
+    /// - Parameters:
+    ///   - localAccounts: the names and ids the device's own account files use, read when allocating.
+    ///   - encode: a user's record and its private group's, as JSON objects (the server owns the bytes on the wire).
     package init(
         settings: UnixUserSettings,
         localAccounts: @escaping @Sendable () -> LocalAccountNames,
-        logger: Logger
+        encode: @escaping @Sendable (UnixUserRecord) -> (record: [UInt8], group: [UInt8]),
+        logger: Logger = Logger(label: "usher.unix-users")
     ) {
         self.settings = settings
         self.localAccounts = localAccounts
+        self.encode = encode
         self.logger = logger
         self.index = Mutex(Index(nextUID: settings.uidRange.lowerBound))
     }
@@ -98,7 +102,7 @@ package final class UnixUserDirectory: Sendable {
                 group: records.group
             )
         }
-        let records = self.encode(served)
+        let records = self.encode(self.contents(served))
         self.index.withLock { index in
             // Kept only if the user did not change meanwhile (two threads encoding at once keep equal bytes).
             let id = served.allocation.userID
@@ -218,35 +222,16 @@ package final class UnixUserDirectory: Sendable {
     /// Whether a user gets a Unix account: every user but an anonymous guest (no person to log in as).
     static func isEligible(_ user: User) -> Bool { !user.isAnonymous }
 
-    private func encode(_ served: Served) -> (record: [UInt8], group: [UInt8]) {
+    /// What the records of a served user say, for the encoder.
+    private func contents(_ served: Served) -> UnixUserRecord {
         let allocation = served.allocation
-        var record: [String: JSONValue] = [
-            "userName": .string(allocation.name),
-            "uid": .int(Int64(allocation.uid)),
-            "gid": .int(Int64(allocation.uid)),
-            "homeDirectory": .string(self.settings.home(name: allocation.name, uid: allocation.uid)),
-            "shell": .string(self.settings.shell),
-            "memberOf": .array(self.settings.groups.map { .string($0) }),
-            "disposition": "regular",
-            "service": .string(Self.serviceName),
-        ]
-        if let name = served.realName, !name.isEmpty { record["realName"] = .string(Self.gecosSafe(name)) }
-        if let email = served.email { record["emailAddress"] = .string(email) }
-        let group: [String: JSONValue] = [
-            "groupName": .string(allocation.name),
-            "gid": .int(Int64(allocation.uid)),
-            "disposition": "regular",
-            "service": .string(Self.serviceName),
-        ]
-        return (
-            Array(LineCodec.line(JSONValue.object(record)).dropLast()),
-            Array(LineCodec.line(JSONValue.object(group)).dropLast())
+        return UnixUserRecord(
+            allocation: allocation,
+            realName: served.realName,
+            email: served.email,
+            homeDirectory: self.settings.home(name: allocation.name, uid: allocation.uid),
+            shell: self.settings.shell,
+            memberOf: self.settings.groups
         )
-    }
-
-    /// A real name as systemd accepts it for the GECOS field (`valid_gecos()`): no `:` and no control characters,
-    /// which would break `/etc/passwd`'s format in `getent passwd`.
-    static func gecosSafe(_ name: String) -> String {
-        String(name.unicodeScalars.map { $0 == ":" || $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
     }
 }

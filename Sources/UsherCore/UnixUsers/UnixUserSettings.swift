@@ -57,3 +57,13 @@ package struct LocalAccountNames: Sendable {
         self.ids = ids
     }
 }
+
+/// What one user's records say (`io.systemd.UserDatabase`): the server encodes it (`UserDatabaseRecords`).
+package struct UnixUserRecord: Sendable, Hashable {
+    package var allocation: UnixUserAllocation
+    package var realName: String?
+    package var email: String?
+    package var homeDirectory: String
+    package var shell: String
+    package var memberOf: [String]
+}

@@ -51,9 +51,8 @@ struct VarlinkCalls {
         }
         if let userDatabase = self.userDatabase {
             if call.interface == VarlinkService.name {
-                return self.reply(
-                    VarlinkService.answer(call, version: dispatcher.version, interfaces: UserDatabaseInterface.interfaces)
-                )
+                let interfaces = UserDatabaseInterface.interfaces
+                return self.reply(VarlinkService.answer(call, version: dispatcher.version, interfaces: interfaces))
             }
             return self.reply(userDatabase.answer(call))
         }
