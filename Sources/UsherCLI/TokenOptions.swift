@@ -60,18 +60,31 @@ struct TokenOptions: ParsableArguments {
         return try Session.userID(forEmail: user, among: try connection.send(ListUsersRequest()).users)
     }
 
+    /// The `access_token` request these options make (an email is looked up on `connection`).
+    func request(on connection: BlockingConnection) throws -> AccessTokenRequest {
+        AccessTokenRequest(
+            userID: try self.userID(on: connection),
+            minValid: self.minValid,
+            seat: self.seat,
+            narrowing: self.narrowing
+        )
+    }
+
     /// A token as `access_token` gives it, or the error that says why there is none; with `json`, also the JSON it
     /// was decoded from (otherwise the answer is decoded only into its type: `usher token` runs in shell prompts).
     func token(
         on connection: BlockingConnection,
         json: Bool = false
     ) throws -> (result: AccessTokenRequest.Result, json: JSONValue?) {
-        let request = AccessTokenRequest(
-            userID: try self.userID(on: connection),
-            minValid: self.minValid,
-            seat: self.seat,
-            narrowing: self.narrowing
-        )
+        try Self.token(try self.request(on: connection), on: connection, json: json)
+    }
+
+    /// `request`'s token, and with `json` the JSON it was decoded from.
+    static func token(
+        _ request: AccessTokenRequest,
+        on connection: BlockingConnection,
+        json: Bool
+    ) throws -> (result: AccessTokenRequest.Result, json: JSONValue?) {
         guard json else { return (try connection.send(request), nil) }
         let (result, value) = try connection.sendReturningJSON(request)
         return (result, value)

@@ -41,20 +41,38 @@ extension Usher {
         }
 
         func run() throws {
-            let connection = try BlockingConnection(to: self.options.location)
-            let (token, json) = try connection.namingUsers {
-                try self.token.token(on: connection, json: self.options.json)
+            let printing: Printing = self.expires ? .expiry : self.type ? .type : self.header ? .header : .token
+            try Self.print(printing, at: self.options.location, json: self.options.json) { connection in
+                try self.token.request(on: connection)
             }
-            if let json {
-                Output.json(json)
-            } else if self.expires {
-                Output.line(token.expiresAt.rfc3339)
-            } else if self.type {
-                Output.line(token.tokenType)
-            } else if self.header {
-                Output.line("Authorization: \(token.tokenType) \(token.accessToken)")
-            } else {
-                Output.line(token.accessToken)
+        }
+
+        /// What `usher token` prints.
+        enum Printing {
+            case token, header, expiry, type
+        }
+
+        /// Asks for the token that `request` (made on the connection) names and prints it, or with `json` the
+        /// answer as usherd sent it. Shared with the command line parsed without ArgumentParser (`QuickToken`).
+        static func print(
+            _ printing: Printing,
+            at location: SocketLocation,
+            json: Bool,
+            request: (BlockingConnection) throws -> AccessTokenRequest
+        ) throws {
+            let connection = try BlockingConnection(to: location)
+            let (token, value) = try connection.namingUsers {
+                try TokenOptions.token(try request(connection), on: connection, json: json)
+            }
+            if let value {
+                Output.json(value)
+                return
+            }
+            switch printing {
+            case .expiry: Output.line(token.expiresAt.rfc3339)
+            case .type: Output.line(token.tokenType)
+            case .header: Output.line("Authorization: \(token.tokenType) \(token.accessToken)")
+            case .token: Output.line(token.accessToken)
             }
         }
     }

@@ -69,6 +69,15 @@ struct Usher: AsyncParsableCommand {
         if CommandLine.arguments.first?.split(separator: "/").last == "git-credential-usher" {
             arguments = ["git-credential"] + arguments
         }
+        // The CLI's hot path, without ArgumentParser (see QuickToken).
+        if let token = QuickToken(CommandLineArguments.globalOptionsMovedToTheEnd(arguments)) {
+            do {
+                try token.run()
+                return
+            } catch {
+                Self.exitProcess(self.report(error))
+            }
+        }
         if let suggestion = CommandLineArguments.unknownCommand(in: arguments, of: self) {
             Output.error("usher: \(suggestion)")
             Self.exitProcess(Exit.usage)

@@ -46,6 +46,16 @@ package final class SessionView: Sendable {
         /// The whole `list_users` answer of a small device, as the server encoded it at the first request after a
         /// change.
         var listAnswer: [UInt8]?
+        /// The first page of `list_users` for one `limit` (the page a client reads again and again), as the server
+        /// encoded it at the first such request after a change: the whole answer, `next` included (the pass it
+        /// begins is the current generation, which only a change moves).
+        var firstPageAnswer: (limit: Int, bytes: [UInt8])?
+
+        /// A change to what a user's entry shows: the lists encoded before it are stale.
+        mutating func forgetListAnswers() {
+            self.listAnswer = nil
+            self.firstPageAnswer = nil
+        }
         /// The last `access_token` answer: a program asking for the active user's token in a loop gets these bytes
         /// until the token or its remaining whole seconds change.
         var tokenAnswer: TokenAnswerCache?
@@ -166,6 +176,20 @@ package final class SessionView: Sendable {
         }
     }
 
+    /// The first page of `list_users` with `limit` (no cursor) as `encode` writes it: encoded once per change and
+    /// kept, for one `limit` at a time, when `limit` is at most `maximumCachedLimit` (a page is kept whole in memory).
+    package func firstPageAnswer(limit: Int, encode: (UserPage) -> [UInt8]) -> [UInt8] {
+        self.published.withLock { published in
+            if let cached = published.firstPageAnswer, cached.limit == limit { return cached.bytes }
+            let bytes = encode(Self.page(in: published, limit: limit, after: nil))
+            if limit <= Self.maximumCachedLimit { published.firstPageAnswer = (limit, bytes) }
+            return bytes
+        }
+    }
+
+    /// The largest first page `firstPageAnswer` keeps.
+    package static let maximumCachedLimit = 100
+
     /// `list_users`: every user, or a page of `limit` after the cursor `after`.
     ///
     /// A pass (the pages from the first to the one without `next`) lists the users there when its first page was
@@ -240,7 +264,7 @@ package final class SessionView: Sendable {
             published.state.generation = generation
             published.state.seats = seats
             published.currentUserAnswer.removeAll(keepingCapacity: true)
-            published.listAnswer = nil
+            published.forgetListAnswers()
         }
     }
 
@@ -250,7 +274,7 @@ package final class SessionView: Sendable {
             published.state = state
             published.tokens = [:]
             published.currentUserAnswer = [:]
-            published.listAnswer = nil
+            published.forgetListAnswers()
         }
     }
 
@@ -267,7 +291,7 @@ package final class SessionView: Sendable {
     func publish(deadlines: TokenDeadlines) {
         self.published.withLock { published in
             published.deadlines = deadlines
-            published.listAnswer = nil
+            published.forgetListAnswers()
             published.currentUserAnswer = [:]
         }
     }
@@ -277,7 +301,7 @@ package final class SessionView: Sendable {
         self.published.withLock { published in
             guard published.tokens[userID] != tokenView else { return }
             published.tokens[userID] = tokenView
-            published.listAnswer = nil
+            published.forgetListAnswers()
             if let seat = published.state.seats.seat(of: userID) { published.currentUserAnswer[seat] = nil }
         }
     }

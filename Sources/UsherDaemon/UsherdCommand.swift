@@ -61,7 +61,8 @@ package struct UsherdCommand: AsyncParsableCommand {
         // USHERD_EVENT_LOOPS sets another number, for measuring.
         let loops = ProcessInfo.processInfo.environment["USHERD_EVENT_LOOPS"].flatMap(Int.init) ?? 1
         NIOSingletons.groupLoopCountSuggestion = min(max(loops, 1), 64)
-        // limits.max_connections needs a descriptor per connection: take the hard limit as the soft one.
+        // limits.max_connections needs a descriptor per connection, two for an identified peer (its socket and the
+        // fdinfo file that ConnectionWatch keeps open): take the hard limit as the soft one.
         var files = rlimit()
         if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
             files.rlim_cur = files.rlim_max

@@ -5,7 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Writes the answers of the hot read methods (`current_user`, `list_users`, `access_token`) straight into bytes.
+/// Writes the answers of the hot read methods (`current_user`, `list_users`, `access_token`, `hello`) and of the
+/// changes that answer with a user (`login`, `switch_user`) straight into bytes.
 ///
 /// Not a JSON library: it writes exactly the few wire types below, byte for byte as `LineCodec` (Foundation's
 /// `JSONEncoder` with sorted keys and unescaped slashes) writes them, which `WireWriterTests` checks value by value.
@@ -158,6 +159,54 @@ extension CurrentUserRequest.Result {
         }
         writer.raw(",\"user\":")
         writer.optional(self.user) { $1.write(to: &$0) }
+        writer.raw("}")
+    }
+}
+
+extension UserResult {
+    /// This answer (`login`, `switch_user` and the other changes of a user) as `LineCodec` encodes it (without the
+    /// envelope): the shape of `current_user`'s, with a user always present.
+    public func write(to writer: inout WireWriter) {
+        CurrentUserRequest.Result(generation: self.generation, seat: self.seat, user: self.user).write(to: &writer)
+    }
+}
+
+extension HelloRequest.Result {
+    /// This answer as `LineCodec` encodes it (without the envelope): `hello` is the first call of every client.
+    public func write(to writer: inout WireWriter) {
+        writer.raw("{\"peer\":{\"gid\":")
+        writer.integer(Int64(self.peer.gid))
+        writer.raw(",\"pid\":")
+        writer.integer(Int64(self.peer.pid))
+        writer.raw(",\"uid\":")
+        writer.integer(Int64(self.peer.uid))
+        writer.raw("},\"permissions\":[")
+        for (index, permission) in self.permissions.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.string(permission)
+        }
+        writer.raw("]")
+        if let program = self.program {
+            writer.raw(",\"program\":{\"executable\":")
+            writer.optional(program.executable) { $0.string($1) }
+            if let digest = program.executableSHA256 {
+                writer.raw(",\"executable_sha256\":")
+                writer.string(digest)
+            }
+            writer.raw(",\"identified\":")
+            writer.bool(program.identified)
+            writer.raw(",\"unit\":")
+            writer.optional(program.unit) { $0.string($1) }
+            writer.raw(",\"user_unit\":")
+            writer.optional(program.userUnit) { $0.string($1) }
+            writer.raw("}")
+        }
+        writer.raw(",\"protocol\":")
+        writer.integer(Int64(self.protocol))
+        writer.raw(",\"server\":")
+        writer.string(self.server)
+        writer.raw(",\"version\":")
+        writer.string(self.version)
         writer.raw("}")
     }
 }

@@ -291,7 +291,8 @@ extension ExecutableFile {
         self.init(status)
     }
 
-    private init(_ status: stat) {
+    /// The file `stat` described.
+    init(_ status: stat) {
         self.init(
             device: UInt64(status.st_dev),
             inode: UInt64(status.st_ino),

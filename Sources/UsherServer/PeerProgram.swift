@@ -14,7 +14,7 @@ package struct ExecutableFile: Sendable, Hashable {
 }
 
 /// The descriptor through which the peer's process holds its end of the connection: what shows that the process has
-/// not `exec`ed since it connected (see `ProgramIdentifier`).
+/// not `exec`ed since it connected (see `ProgramIdentifier`, and `ConnectionWatch`, which reads it again).
 package struct HeldConnection: Sendable, Hashable {
     /// The descriptor's number in the peer's process.
     var descriptor: Int32
@@ -48,8 +48,9 @@ package struct ProgramIdentity: Sendable, Hashable {
     /// The process is in the host's user namespace (PID 1's, or usherd's own): false in a user namespace of its own
     /// (`unshare -U`, rootless containers), where it may be "root" and mount what it likes.
     package var hostUserNamespace: Bool
-    /// Where the process holds its end of the connection; nil for a peer made in-process (tests).
-    package var connection: HeldConnection?
+    /// Where the process holds its end of the connection, its `fdinfo` held open to be read again; nil for a peer
+    /// made in-process (tests).
+    package var watch: ConnectionWatch?
 
     package init(
         identified: Bool,
@@ -60,7 +61,7 @@ package struct ProgramIdentity: Sendable, Hashable {
         executableIsPath: Bool = true,
         hostMountNamespace: Bool = true,
         hostUserNamespace: Bool = true,
-        connection: HeldConnection? = nil
+        watch: ConnectionWatch? = nil
     ) {
         self.identified = identified
         self.executable = executable
@@ -70,7 +71,7 @@ package struct ProgramIdentity: Sendable, Hashable {
         self.executableIsPath = executableIsPath
         self.hostMountNamespace = hostMountNamespace
         self.hostUserNamespace = hostUserNamespace
-        self.connection = connection
+        self.watch = watch
     }
 
     /// Nothing is known: a peer that could not be pinned, or one made in-process without a socket.
@@ -128,17 +129,20 @@ package final class PeerProgram: Sendable, Hashable {
 
     func setDigest(_ value: String?) { self.digest.withLock { if $0 == nil { $0 = .some(value) } } }
 
-    /// Whether the process still runs the program it was identified as: it still holds its end of the connection in
-    /// the same close-on-exec descriptor (an `exec` closes it), and its executable is still the same file. Two small
-    /// reads of `/proc`, on the event loop, made only when a rule with program conditions is about to match. True for
-    /// in-process peers, which have no process.
+    /// Whether the process still runs the program it was identified as: its executable is still the same file, and it
+    /// still holds its end of the connection in the same close-on-exec descriptor (an `exec` closes it). A `stat` of
+    /// `/proc/PID/exe` and a `pread` of the `fdinfo` kept open (`ConnectionWatch`), on the event loop, made only when a
+    /// rule with program conditions is about to match, and by `hello`. True for in-process peers, which have no
+    /// process.
     var isUnchanged: Bool {
         guard self.identity.identified else { return false }
-        guard let held = self.identity.connection else { return true }
-        guard let file = self.identity.file, let now = ExecutableFile(path: "/proc/\(self.pid)/exe"),
-            now.device == file.device, now.inode == file.inode
+        guard let watch = self.identity.watch else { return true }
+        // The executable first: the descriptor read after it fails if the process has gone since, so the file was
+        // that of this process, not of another that took over its pid.
+        guard let file = self.identity.file, let now = watch.executableFile(), now.device == file.device,
+            now.inode == file.inode
         else { return false }
-        return ProgramIdentifier.descriptor(held.descriptor, of: self.pid) == held
+        return watch.current() == watch.held
     }
 
     /// What `hello` reports.

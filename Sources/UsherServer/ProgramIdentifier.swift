@@ -24,8 +24,8 @@ import Glibc
 /// connection close-on-exec has not `exec`ed since it took that descriptor: the program found now is the one that
 /// connected. A process that connected and then `exec`ed either lost the descriptor (it was close-on-exec) or holds
 /// it without the flag (it was inherited): either way it is unidentified. The descriptor's number and the socket's
-/// inode are kept, and every check of a rule with program conditions reads them again (`PeerProgram.isUnchanged`),
-/// so a program that `exec`s later loses what its rules gave it.
+/// inode are kept, its `/proc/PID/fdinfo/FD` stays open (`ConnectionWatch`), and every check of a rule with program
+/// conditions reads it again (`PeerProgram.isUnchanged`), so a program that `exec`s later loses what its rules gave it.
 ///
 /// Which descriptor of the peer is the connection is asked of the kernel's socket diagnostics (`unix_diag`): the
 /// socket of the peer's whose peer has this connection's `SO_COOKIE`.
@@ -117,10 +117,12 @@ package enum ProgramIdentifier {
         let unit = Self.unit(of: pid, usher_sd_pid_get_unit)
         let userUnit = Self.unit(of: pid, usher_sd_pid_get_user_unit)
         let namespaces = Self.namespaces(of: pid)
+        // The descriptor's fdinfo, kept open for the checks to come (`PeerProgram.isUnchanged`): opened through the
+        // pid before the pin is checked, so that it is the pinned process's.
+        let watch = connection.flatMap { ConnectionWatch(pid: pid, held: $0) }
         // Everything above was read through the pid: it was the pinned process's only if that still runs now, and
         // the program it ran throughout only if the descriptor is still there, still close-on-exec.
-        guard usher_pidfd_is_running(pinned) == 1, let executable, let file, let connection,
-            Self.descriptor(connection.descriptor, of: pid) == connection
+        guard usher_pidfd_is_running(pinned) == 1, let executable, let file, let watch, watch.current() == watch.held
         else { return .unidentified }
         var status = stat()
         let executableIsPath =
@@ -135,7 +137,7 @@ package enum ProgramIdentifier {
             executableIsPath: executableIsPath,
             hostMountNamespace: namespaces.mount,
             hostUserNamespace: namespaces.user,
-            connection: connection
+            watch: watch
         )
     }
 
@@ -191,20 +193,11 @@ package enum ProgramIdentifier {
         let handle = open("/proc/\(pid)/fdinfo/\(descriptor)", O_RDONLY | O_CLOEXEC)
         guard handle >= 0 else { return nil }
         defer { close(handle) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = buffer.withUnsafeMutableBytes { read(handle, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        var flags: Int?
-        var inode: UInt64?
-        for line in buffer[..<count].split(separator: UInt8(ascii: "\n")) {
-            let text = String(decoding: line, as: UTF8.self)
-            let parts = text.split(whereSeparator: { $0 == ":" || $0 == "\t" || $0 == " " })
-            guard parts.count == 2 else { continue }
-            if parts[0] == "flags" { flags = Int(parts[1], radix: 8) }
-            if parts[0] == "ino" { inode = UInt64(parts[1]) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer in
+            let count = read(handle, buffer.baseAddress, buffer.count)
+            guard count > 0 else { return nil }
+            return ConnectionWatch.parse(UnsafeBufferPointer(rebasing: buffer[..<count]), descriptor: descriptor)
         }
-        guard let flags, flags & Int(O_CLOEXEC) != 0, let inode else { return nil }
-        return HeldConnection(descriptor: descriptor, inode: inode)
     }
 
     /// Whether process `pid` is in the host's mount and user namespaces: those of PID 1 (as usherd sees it) or

@@ -88,6 +88,59 @@ struct WireWriterTests {
         }
     }
 
+    /// `login` and `switch_user` answer with a user (profile and custom data included), written by `WireWriter` too.
+    @Test func userResultMatchesLineCodec() {
+        for (index, text) in Self.awkwardStrings.enumerated() {
+            var user = Self.user(text, index)
+            user.profile = UserClaims(["name": .string(text), "email_verified": .bool(true), "updated_at": .int(7)])
+            user.customData = UserClaims(["groups": .array([.string("staff"), .string(text)])])
+            user.otherIdentities = [Identity(provider: "oidc", kind: "oidc", subject: text)]
+            for seat in [nil, "seat\(text)"] {
+                let result = UserResult(generation: Int64(index) * 7, seat: seat, user: user)
+                for id in Self.ids {
+                    self.expectSame(
+                        WireWriter.responseLine(id: id) { result.write(to: &$0) },
+                        LineCodec.encodeResult(id: id, result),
+                        "a user's answer with \(text.debugDescription), id \(String(describing: id))"
+                    )
+                }
+            }
+        }
+    }
+
+    @Test func helloMatchesLineCodec() {
+        for (index, text) in Self.awkwardStrings.enumerated() {
+            let programs: [HelloRequest.Program?] = [
+                nil,
+                HelloRequest.Program(identified: false, executable: nil),
+                HelloRequest.Program(
+                    identified: index.isMultiple(of: 2),
+                    executable: "/usr/bin/\(text)",
+                    executableSHA256: index.isMultiple(of: 3) ? "ab\(text)" : nil,
+                    unit: index.isMultiple(of: 4) ? nil : "\(text).service",
+                    userUnit: index.isMultiple(of: 5) ? "app-\(text).scope" : nil
+                ),
+            ]
+            for program in programs {
+                let result = HelloRequest.Result(
+                    protocol: index,
+                    server: "usherd",
+                    version: "1.\(text)",
+                    peer: HelloRequest.Peer(uid: UInt32(index), gid: UInt32.max, pid: Int32.max - Int32(index)),
+                    permissions: index.isMultiple(of: 2) ? [] : ["admin", "manage", text],
+                    program: program
+                )
+                for id in Self.ids {
+                    self.expectSame(
+                        WireWriter.responseLine(id: id) { result.write(to: &$0) },
+                        LineCodec.encodeResult(id: id, result),
+                        "hello with \(text.debugDescription), id \(String(describing: id))"
+                    )
+                }
+            }
+        }
+    }
+
     @Test func listUsersMatchesLineCodec() {
         let users = Self.awkwardStrings.enumerated().map { Self.user($1, $0) }
         for result in [

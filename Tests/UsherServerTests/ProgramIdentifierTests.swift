@@ -86,4 +86,28 @@ struct ProgramIdentifierTests {
         )
         #expect(elsewhere == .unidentified)
     }
+
+    /// The check made on every use (`hello`'s `program.identified`, every rule with program conditions) reads the
+    /// descriptor's `fdinfo` kept open since identification, again from its start: true as often as it is asked while
+    /// the process holds the connection, false once the descriptor is closed (as an `exec` closes it), and still false
+    /// when another socket may have taken the same descriptor number.
+    @Test func aPeerThatClosesItsEndOfTheConnectionIsNoLongerIdentified() throws {
+        var pair: SocketPair? = try SocketPair()
+        let identity = ProgramIdentifier.identity(
+            pid: getpid(),
+            pin: .unsupported,
+            acceptedAt: ProgramIdentifier.bootTicks(),
+            cookie: pair!.cookie
+        )
+        let program = PeerProgram(identity: identity, pid: getpid())
+        #expect(program.wireValue.identified)
+        #expect(program.wireValue.identified)
+
+        // Closed; the lowest free number is likely taken again at once (other tests run beside this one, so which
+        // descriptor takes it is not asserted): either way the socket held is gone.
+        pair = nil
+        let reused = try SocketPair()
+        #expect(!program.wireValue.identified)
+        withExtendedLifetime(reused) {}
+    }
 }

@@ -21,13 +21,22 @@ extension MethodHandler {
                 }
                 return answer.map { WireWriter.responseLine(id: call.id, resultJSON: $0) }
             }
+            if let limit = request.limit, request.after == nil {
+                // The first page, which a client polling the list reads again and again: encoded once per change.
+                let answer = view.firstPageAnswer(limit: Int(limit)) { page in
+                    var writer = WireWriter(capacity: 800 * page.users.count + 64)
+                    ListUsersRequest.Result(page).write(to: &writer)
+                    return writer.bytes
+                }
+                return WireWriter.responseLine(id: call.id, resultJSON: answer)
+            }
             let result = ListUsersRequest.Result(
                 try view.listUsers(
                     limit: request.limit.map(Int.init),
                     after: request.after.map(UserPage.Position.init(after:))
                 )
             )
-            return WireWriter.responseLine(id: call.id, capacity: 600 * result.users.count + 64) {
+            return WireWriter.responseLine(id: call.id, capacity: 800 * result.users.count + 64) {
                 result.write(to: &$0)
             }
         },

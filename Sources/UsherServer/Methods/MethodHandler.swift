@@ -102,6 +102,24 @@ package struct MethodHandler: Sendable {
             )
         }
 
+        /// A result line for `call` answering with a user (`login`, `switch_user`, ...): written by `WireWriter`, as
+        /// `current_user`'s is, not by `JSONEncoder` (which re-decoded the user's profile to encode it again, a third of
+        /// a `switch_user`'s instructions).
+        package static func result(
+            _ result: UserResult,
+            _ call: Call,
+            userID: String? = nil,
+            tokenExpiresAt: Timestamp? = nil,
+            forced: Bool = false
+        ) -> Answer {
+            Answer(
+                .response(WireWriter.responseLine(id: call.id, capacity: 1024) { result.write(to: &$0) }),
+                userID: userID,
+                tokenExpiresAt: tokenExpiresAt,
+                forced: forced
+            )
+        }
+
         /// The same answer, with fields for its audit record.
         package func auditing(_ details: Logger.Metadata) -> Answer {
             var answer = self
