@@ -135,12 +135,12 @@ struct LogindSessions {
 
     /// Follows logind on one connection; answers true when woken to stop, throws when the connection is gone.
     private mutating func follow(_ bus: LogindBus, wake: Int32) throws(LogindBus.Failure) -> Bool {
-        var present = self.read(bus)
+        self.read(bus)
         while true {
             for signal in try bus.process() {
                 switch signal {
                 case .changed:
-                    present = self.read(bus)
+                    self.read(bus)
                 case .lock(let path), .unlock(let path):
                     guard let session = self.sessions[path] else { continue }
                     self.locked[path] = signal == .lock(path: path)
@@ -148,19 +148,20 @@ struct LogindSessions {
                     // a PIN may have unlocked it since.
                     self.show(again: session.seat)
                 case .logindGone:
-                    if present { self.logger.warning("logind left the system bus; seats stay as they are") }
-                    present = false
+                    // Said even when a read just failed on the way out ("does not answer"): this is the reason.
+                    self.logger.warning("logind left the system bus; seats stay as they are")
                 case .logindBack:
                     self.logger.info("logind is back on the system bus")
-                    present = self.read(bus)
+                    self.read(bus)
                 }
             }
             if try bus.wait(wake: wake) { return true }
         }
     }
 
-    /// Reads every session and seat again and hands on the seats that changed; false when logind did not answer.
-    private mutating func read(_ bus: LogindBus) -> Bool {
+    /// Reads every session and seat again and hands on the seats that changed; when logind does not answer, says so
+    /// and changes nothing.
+    private mutating func read(_ bus: LogindBus) {
         let sessions: [LogindBus.Session]
         let seats: [String: String]
         do {
@@ -171,7 +172,7 @@ struct LogindSessions {
                 "logind does not answer; seats stay as they are until it does",
                 metadata: ["error": "\(error)"]
             )
-            return false
+            return
         }
         var next: [String: LogindBus.Session] = [:]
         for session in sessions {
@@ -183,7 +184,6 @@ struct LogindSessions {
         self.locked = self.locked.filter { next[$0.key] != nil }
         self.sessions = next
         self.show(activeSessions: seats)
-        return true
     }
 
     /// Hands on each seat whose state differs from what was handed on last (and `again`, whatever its state).

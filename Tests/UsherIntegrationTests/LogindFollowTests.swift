@@ -162,6 +162,25 @@ struct LogindFollowTests {
         }
     }
 
+    @Test func logindGoesAwayAndComesBackOnTheSameBus() async throws {
+        try await Self.withFollowingDaemon { daemon, logind in
+            let client = try daemon.connect()
+            let ada = try await Self.logIn(client, "ada@example.com")
+            let bob = try await Self.logIn(client, "bob@example.com")
+            try await logind.addSession("c1", uid: 1000, user: "alice", active: true)
+            try await Self.waitForSeat(client, user: ada, locked: false)
+
+            try await logind.stopLogind()
+            try await eventually { daemon.log.contains("logind left the system bus") }
+            #expect(try await client.result("current_user", ["seat": "seat0"])["user"]?["id"]?.stringValue == ada)
+
+            try await logind.startLogind()
+            try await eventually { daemon.log.contains("logind is back on the system bus") }
+            try await logind.addSession("c2", uid: 1001, user: "bob", active: true)
+            try await Self.waitForSeat(client, user: bob, locked: false)
+        }
+    }
+
     @Test func followNeedsLogindsSeatsAndAValidMap() async throws {
         let usherd = try BuiltProducts.path(of: "usherd")
         let directory = try TestDirectory()

@@ -53,7 +53,15 @@ final class MockLogind: @unchecked Sendable {
             stdout: .descriptor(handle.fileDescriptor),
             stderr: .descriptor(handle.fileDescriptor)
         )
+        try handle.close()
         try await eventually { FileManager.default.fileExists(atPath: self.socketPath) }
+        try await self.startLogind()
+    }
+
+    /// Starts logind's mock on the bus (again), and waits until its name is on the bus.
+    func startLogind() async throws {
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("bus.log")))
+        try handle.seekToEnd()
         // Debian's python3-dbusmock is for the system's Python, whatever python3 the PATH finds first.
         self.mock = try SpawnedProcess(
             "/usr/bin/python3",
@@ -67,6 +75,14 @@ final class MockLogind: @unchecked Sendable {
             let owner = try await self.busctl(["status", "org.freedesktop.login1"])
             return owner.status == 0
         }
+    }
+
+    /// Stops logind's mock only: the bus stays, and says logind's name has no owner any more.
+    func stopLogind() async throws {
+        guard let mock = self.mock else { return }
+        mock.terminate()
+        _ = try await mock.exit()
+        self.mock = nil
     }
 
     /// Stops the mock and the bus: usherd sees its system bus go away.
