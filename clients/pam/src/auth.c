@@ -139,9 +139,10 @@ static int login_device(struct stage *s) {
         int ret = PAM_AUTHINFO_UNAVAIL;
         /* Shown on the person's terminal: nothing that could move its cursor or rewrite its title. */
         if (login_id && uri && code && printable(uri) && printable(code) && (!complete || printable(complete))) {
-                message(s, PAM_TEXT_INFO, "To log in, visit %s and enter the code %s", uri, code);
+                /* Shown even under PAM_SILENT: the code is what this login asks of the person, like a prompt. */
+                pam_prompt(s->pamh, PAM_TEXT_INFO, NULL, "To log in, visit %s and enter the code %s", uri, code);
                 if (complete)
-                        message(s, PAM_TEXT_INFO, "or visit %s", complete);
+                        pam_prompt(s->pamh, PAM_TEXT_INFO, NULL, "or visit %s", complete);
                 struct text wait = {0};
                 text_add(&wait, "{", 1);
                 text_member(&wait, "login_id", login_id);
@@ -165,9 +166,8 @@ static int login_device(struct stage *s) {
 }
 
 PAM_USHER_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-        (void) flags;
         struct stage s;
-        int r = stage_begin(&s, pamh, argc, argv);
+        int r = stage_begin(&s, pamh, flags, argc, argv);
         if (r == PAM_SUCCESS)
                 r = s.opt.login == LOGIN_DEVICE ? login_device(&s) : login_password(&s);
         if (s.opt.debug)

@@ -36,8 +36,11 @@ char *json_member_string(const char *json, const char *path) {
         return result;
 }
 
-/* A message to the person through the conversation (PAM_TEXT_INFO, PAM_ERROR_MSG); never a secret. */
+/* A message to the person through the conversation (PAM_TEXT_INFO, PAM_ERROR_MSG); never a secret. None under
+ * PAM_SILENT, as pam_unix keeps its notices to itself then: the log has the reason. */
 void message(struct stage *s, int style, const char *format, ...) {
+        if (s->silent)
+                return;
         va_list ap;
         va_start(ap, format);
         pam_vprompt(s->pamh, style, NULL, format, ap);

@@ -81,8 +81,8 @@ static uint64_t now_usec(void) {
 
 /* Reads the arguments and the PAM user. Returns PAM_SUCCESS, PAM_USER_UNKNOWN for a user name the module refuses,
  * or what pam_get_user() said. The deadline starts with daemon_connect(), after any conversation. */
-int stage_begin(struct stage *s, pam_handle_t *pamh, int argc, const char **argv) {
-        *s = (struct stage) {.pamh = pamh};
+int stage_begin(struct stage *s, pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        *s = (struct stage) {.pamh = pamh, .silent = flags & PAM_SILENT};
         options_parse(pamh, argc, argv, &s->opt);
         int r = pam_get_user(pamh, &s->user, NULL);
         if (r != PAM_SUCCESS) {

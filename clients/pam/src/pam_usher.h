@@ -39,6 +39,7 @@ struct stage {
         const char *user;         /* the PAM user, checked */
         char *email;              /* the account's email: user, user@domain, or found by stage_account() */
         bool by_unix_name;        /* no domain= and no '@': the user may be a Unix user usherd serves */
+        bool silent;              /* PAM_SILENT: no informational or error messages to the person */
         usher_t *u;
         uint64_t deadline;        /* CLOCK_MONOTONIC microseconds */
 };
@@ -60,7 +61,7 @@ struct provider {
 
 /* options.c */
 void options_parse(pam_handle_t *pamh, int argc, const char **argv, struct options *ret);
-int stage_begin(struct stage *s, pam_handle_t *pamh, int argc, const char **argv);
+int stage_begin(struct stage *s, pam_handle_t *pamh, int flags, int argc, const char **argv);
 void stage_end(struct stage *s);
 bool user_name_is_acceptable(const char *user);
 

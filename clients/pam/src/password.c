@@ -62,7 +62,7 @@ static int change(struct stage *s) {
 
 PAM_USHER_EXPORT int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct stage s;
-        int r = stage_begin(&s, pamh, argc, argv);
+        int r = stage_begin(&s, pamh, flags, argc, argv);
         if (r == PAM_SUCCESS) {
                 if (flags & PAM_PRELIM_CHECK) {
                         /* Before anything is asked: usherd is there, and the account's password is usher's. */

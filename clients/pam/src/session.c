@@ -9,9 +9,8 @@
 #include "pam_usher.h"
 
 PAM_USHER_EXPORT int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-        (void) flags;
         struct stage s;
-        int r = stage_begin(&s, pamh, argc, argv);
+        int r = stage_begin(&s, pamh, flags, argc, argv);
         if (r != PAM_SUCCESS)
                 goto done;
         r = PAM_AUTHINFO_UNAVAIL;
@@ -53,9 +52,8 @@ done:
 }
 
 PAM_USHER_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-        (void) flags;
         struct stage s;
-        int r = stage_begin(&s, pamh, argc, argv);
+        int r = stage_begin(&s, pamh, flags, argc, argv);
         if (r != PAM_SUCCESS) {
                 stage_end(&s);
                 return PAM_SESSION_ERR;
@@ -110,9 +108,8 @@ done:
 }
 
 PAM_USHER_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-        (void) flags;
         struct stage s;
-        int r = stage_begin(&s, pamh, argc, argv);
+        int r = stage_begin(&s, pamh, flags, argc, argv);
         if (r != PAM_SUCCESS) {
                 stage_end(&s);
                 return PAM_SESSION_ERR;

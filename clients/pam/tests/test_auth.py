@@ -75,6 +75,17 @@ def test_a_throttled_account_is_maxtries_with_the_wait_shown(pam: Pam, daemon: D
     assert wait and 0 < int(wait[1]) <= 3600, outcome
 
 
+@pytest.mark.usherd_config('[login_throttle]\naccount_free_failures = 0\nfirst_delay = "1h"\nmax_delay = "1h"\n')
+def test_pam_silent_keeps_the_wait_from_the_person_not_the_outcome(pam: Pam, daemon: Daemon) -> None:
+    call(daemon, "register", {"email": "ann@example.com", "password": PASSWORD})
+    call(daemon, "login", {"credentials": {"type": "email_password", "email": "ann@example.com", "password": PASSWORD}})
+    service = usher_stack(pam, daemon)
+    assert pam.run(service, "ann@example.com", ["authenticate"], stdin="guess\n").code == "PAM_AUTH_ERR"
+    outcome = pam.run(service, "ann@example.com", ["authenticate(PAM_SILENT)"], stdin=PASSWORD + "\n")
+    assert outcome.code == "PAM_MAXTRIES", outcome
+    assert "try again in" not in outcome.stderr + outcome.stdout, outcome
+
+
 def test_an_account_usherd_does_not_know_is_user_unknown(pam: Pam, daemon: Daemon) -> None:
     service = usher_stack(pam, daemon)
     assert pam.run(service, "nobody@example.com", ["authenticate"], stdin=PASSWORD + "\n").code == "PAM_USER_UNKNOWN"
