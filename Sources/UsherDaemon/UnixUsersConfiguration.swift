@@ -85,13 +85,13 @@ extension DaemonConfiguration {
             configuration.settings.uidRange = UnixUsersConfiguration.parseUIDRange(range)!
         }
         if let shell = try section.string("shell") {
-            guard shell.hasPrefix("/"), !shell.contains(":"), !shell.contains(where: \.isNewline) else {
+            guard shell.hasPrefix("/"), !shell.utf8.contains(UInt8(ascii: ":")), !shell.contains(where: \.isNewline) else {
                 throw section.error("shell", "must be an absolute path, such as \"/bin/bash\"")
             }
             configuration.settings.shell = shell
         }
         if let home = try section.string("home") {
-            guard home.hasPrefix("/"), !home.contains(":"), !home.contains(where: \.isNewline),
+            guard home.hasPrefix("/"), !home.utf8.contains(UInt8(ascii: ":")), !home.contains(where: \.isNewline),
                 Self.isHomeTemplate(home)
             else {
                 throw section.error("home", "must be an absolute path; %u is the user name, %U the uid, %% a %")
