@@ -488,7 +488,7 @@ before-usherd:
 	mkdir -p $(BEFORE_DIR)/packaging && { test -f $(BEFORE_DIR)/packaging/usherd.order || : > $(BEFORE_DIR)/packaging/usherd.order; }
 	cd $(BEFORE_DIR) && $(call release_build,$(BEFORE_DIR)/packaging/usherd.order) --product usherd
 
-bench: test-deps programs $(if $(BEFORE),before-usherd)
+bench: test-deps programs pam $(if $(BEFORE),before-usherd)
 	$(call apt_install,openssh-client)
 	@# The CLI's start-up figure is only meaningful without a dynamically loaded Swift runtime or Foundation.
 	@if ldd $(PROGRAMS)/usher | grep -E 'libswift|libFoundation|lib_Foundation'; then \

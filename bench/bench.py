@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, utils
 
 from compare import Comparison
 from footprint import Footprint
+import pam_cost
 
 
 def b64url(data: bytes) -> str:
@@ -453,6 +454,9 @@ class Bench:
         print(self.userdb_reads(userdb_sock, f"{self.args.users:,} users", name="user500", uid=100500)
               + f"; start-up, every account allocated: {userdb_startup:.2f} s")
         self.stop(userdb_many)
+        pam_daemon, pam_sock, _ = self.start_usherd("pam", pam_cost.CONFIG)
+        print(pam_cost.measure(self.directory, pam_sock, self.args.pam_module, self.args.cli_runs))
+        self.stop(pam_daemon)
         few_rates = {(method, connections): figures["rate"] for method, connections, figures, _, _ in rows}
         print(f"read rates with {self.args.users:,} users as a share of their rates with 5 users: " + ", ".join(
             f"{method}@{connections} {figures['rate'] / few_rates[(method, connections)]:.2f}"
@@ -507,6 +511,9 @@ def main():
     parser.add_argument("--login-users", type=int, default=20_000)
     parser.add_argument("--logins", type=int, default=20_000)
     parser.add_argument("--cli-runs", type=int, default=50)
+    parser.add_argument("--pam-module", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build",
+                                                             "pam", "pam_usher.so"),
+                        help="pam_usher.so, for the module's cost on top of a login (make pam builds it)")
     parser.add_argument("--deb", help="the usher package of these binaries, for its Installed-Size (make bench builds it)")
     parser.add_argument("--footprint-only", action="store_true",
                         help="only the footprint table: binary sizes, Installed-Size, idle memory (bench/footprint.py)")
