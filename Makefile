@@ -162,6 +162,9 @@ FISHCOMPDIR := $(PREFIX)/share/fish/vendor_completions.d
 SYSCONFDIR ?= /etc
 # Detached debug information of the installed binaries, by build ID (gdb's default place with PREFIX=/usr).
 DEBUGDIR := $(PREFIX)/lib/debug
+# Where libpam looks for modules (clients/pam/Makefile installs there too): /usr/lib/<multiarch>/security on Debian.
+# dpkg-architecture as clients/pam/Makefile asks it (the DEB_HOST_MULTIARCH exported below, when make deb ARCH= sets it).
+PAM_MODULE = $(PREFIX)/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)/security/pam_usher.so
 SUBSTITUTE := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
 # The Debian package. DEB_VERSION is the VERSION file's; only the boot test overrides it, to build "the same package
@@ -375,14 +378,19 @@ install: deps man completions libusher pam
 	$(MAKE) -C clients/c install O=$(LIBUSHER_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	@# pam_usher.so into the multiarch PAM directory, its pam-auth-update profile (off by default) and pam_usher(8).
 	$(MAKE) -C clients/pam install O=$(PAM_BUILD) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	@# Stripped as dh_strip strips a module, its debug information beside usherd's (the -dbgsym package in make deb).
+	packaging/install-stripped.sh $(PAM_BUILD)/pam_usher.so $(DESTDIR)$(PAM_MODULE) $(DESTDIR)$(DEBUGDIR)
+	chmod 0644 $(DESTDIR)$(PAM_MODULE)
 	@# Never overwrite a configuration someone edited.
 	test -e $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml || \
 	  install -D -m 0644 config/usherd.toml $(DESTDIR)$(SYSCONFDIR)/usher/usherd.toml
 	@echo "Installed. Next: systemd-sysusers && systemctl daemon-reload && systemctl enable --now usherd.socket usherd-varlink.socket"
 
 uninstall:
-	id=$$(readelf -n $(DESTDIR)$(BINDIR)/usherd 2>/dev/null | sed -n 's/^ *Build ID: *//p'); \
-	[ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
+	for binary in $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(PAM_MODULE); do \
+	  id=$$(readelf -n $$binary 2>/dev/null | sed -n 's/^ *Build ID: *//p'); \
+	  [ -z "$$id" ] || rm -f $(DESTDIR)$(DEBUGDIR)/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug; \
+	done
 	rm -f $(DESTDIR)$(BINDIR)/usherd $(DESTDIR)$(BINDIR)/usher $(DESTDIR)$(BINDIR)/git-credential-usher
 	rm -f $(DESTDIR)$(UNITDIR)/usherd.service $(DESTDIR)$(UNITDIR)/usherd.socket $(DESTDIR)$(UNITDIR)/usherd-varlink.socket
 	rm -f $(DESTDIR)$(UNITDIR)/usherd-userdb.socket
