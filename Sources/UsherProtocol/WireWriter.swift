@@ -150,9 +150,14 @@ extension UserInfo {
 extension CurrentUserRequest.Result {
     /// This answer as `LineCodec` encodes it (without the envelope).
     public func write(to writer: inout WireWriter) {
+        self.write(to: &writer, withLock: true)
+    }
+
+    /// `withLock`: whether the answer says `locked` (`current_user`'s does; `UserResult`'s, of a change, does not).
+    fileprivate func write(to writer: inout WireWriter, withLock: Bool) {
         writer.raw("{\"generation\":")
         writer.integer(self.generation)
-        writer.raw(self.locked ? ",\"locked\":true" : ",\"locked\":false")
+        if withLock { writer.raw(self.locked ? ",\"locked\":true" : ",\"locked\":false") }
         if let seat = self.seat {
             writer.raw(",\"seat\":")
             writer.string(seat)
@@ -167,7 +172,8 @@ extension UserResult {
     /// This answer (`login`, `switch_user` and the other changes of a user) as `LineCodec` encodes it (without the
     /// envelope): the shape of `current_user`'s, with a user always present.
     public func write(to writer: inout WireWriter) {
-        CurrentUserRequest.Result(generation: self.generation, seat: self.seat, user: self.user).write(to: &writer)
+        CurrentUserRequest.Result(generation: self.generation, seat: self.seat, user: self.user)
+            .write(to: &writer, withLock: false)
     }
 }
 
