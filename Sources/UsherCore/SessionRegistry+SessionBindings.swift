@@ -34,6 +34,7 @@ extension SessionRegistry {
         logindSession: String? = nil,
         service: String? = nil,
         peerUID: UInt32? = nil,
+        ownerUID: UInt32? = nil,
         scope: SeatScope = .everywhere,
         ownership: Ownership = .everyone
     ) async throws -> (SessionBinding, UserChange) {
@@ -63,6 +64,13 @@ extension SessionRegistry {
                 guard let user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                 guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }
                 try ownership.require(user, to: "open a login session of")
+                // The person logging in owns the session from now on (the PAM module logged in as root for them).
+                if let ownerUID, user.sessionUID != ownerUID {
+                    var owned = draft.saved[userID] ?? user
+                    owned.sessionUID = ownerUID
+                    draft.saved[userID] = owned
+                    draft.changesGeneration = true
+                }
                 if self.state.seats.user(on: binding.seat) != userID {
                     self.activate(user, at: binding.createdAt, on: seat, in: &draft)
                 }

@@ -45,6 +45,25 @@ struct SessionBindingTests {
         }
     }
 
+    /// pam_usher logs in as root on the person's behalf and names their uid when the session opens: from then on the
+    /// user is theirs (their own `usher pin set` in that session), and nobody else's, across a restart too.
+    @Test func theSessionsOwnerIsThePersonLoggingInNotThePAMModule() async throws {
+        let harness = try await SeatLockTests.harness()
+        let ann = try await harness.login("ann@example.com")
+        await #expect(throws: SessionError.notYours(userID: ann.id, action: "set the PIN of")) {
+            _ = try await harness.registry.setPIN("4711", userID: ann.id, ownership: .uid(60000))
+        }
+        _ = try await harness.registry.openSession(user: ann.id, logindSession: "c3", peerUID: 0, ownerUID: 60000)
+        _ = try await harness.registry.setPIN("4711", userID: ann.id, ownership: .uid(60000))
+        await #expect(throws: SessionError.notYours(userID: ann.id, action: "set the PIN of")) {
+            _ = try await harness.registry.setPIN("4711", userID: ann.id, ownership: .uid(60001))
+        }
+        let restarted = harness.restartedRegistry()
+        try await restarted.load()
+        try await restarted.useSeatLocks(SeatLockParts(store: harness.database, hasher: SeatLockTests.TestHasher()))
+        _ = try await restarted.setPIN("4712", userID: ann.id, ownership: .uid(60000))
+    }
+
     @Test func aRemovedUserIsNoLongerBound() async throws {
         let harness = try await Harness()
         let ann = try await harness.login("ann@example.com")

@@ -12,6 +12,10 @@ public struct OpenSessionRequest: UsherRequest {
     public var logindSession: String?
     /// The PAM service that opened the session (`login`, `gdm-password`, `sshd`), for the record.
     public var service: String?
+    /// The Unix uid of the person logging in, who owns the user from now on as if they had logged in themselves
+    /// (`set_pin`, `delete_user`: "Whose user"): the PAM module logs in as root on their behalf. Only root and usherd's
+    /// uid may name one.
+    public var uid: UInt32?
 
     public init(user: String, seat: String? = nil, logindSession: String? = nil, service: String? = nil) {
         self.user = user
@@ -25,6 +29,7 @@ public struct OpenSessionRequest: UsherRequest {
         self.seat = try params.optionalString("seat")
         self.logindSession = try params.optionalString("logind_session")
         self.service = try params.optionalString("service")
+        self.uid = try params.optionalInt("uid", in: 0...Int64(UInt32.max - 1)).map { UInt32($0) }
         for (key, value) in [("user", self.user), ("logind_session", self.logindSession), ("service", self.service)] {
             guard let value else { continue }
             guard !value.isEmpty, value.utf8.count <= 256,
@@ -40,6 +45,7 @@ public struct OpenSessionRequest: UsherRequest {
         params.set("seat", self.seat)
         params.set("logind_session", self.logindSession)
         params.set("service", self.service)
+        params.set("uid", self.uid.map { Int64($0) })
         return params
     }
 

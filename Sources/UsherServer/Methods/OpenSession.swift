@@ -1,3 +1,4 @@
+import UsherCore
 import UsherProtocol
 
 extension MethodHandler {
@@ -10,12 +11,17 @@ extension MethodHandler {
         audited: true,
         owner: .user
     ) { request, call in
+        // Handing the user to another uid is as strong as owning every user: root's and usherd's alone.
+        if request.uid != nil, call.ownership != .everyone {
+            throw SessionError.notYours(userID: request.user, action: "name another owner for the session of")
+        }
         let (binding, change) = try await call.registry.openSession(
             user: request.user,
             seat: call.requestedSeat(request.seat),
             logindSession: request.logindSession,
             service: request.service,
             peerUID: call.context.peer.uid,
+            ownerUID: request.uid,
             scope: call.scope,
             ownership: call.ownership
         )

@@ -1,6 +1,7 @@
 /* The account stage (is the user logged in at usherd?) and the session stage (the seat's active user, the binding,
  * USHER_SOCKET and USHER_USER). */
 #include <security/pam_ext.h>
+#include <security/pam_modutil.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,13 @@ PAM_USHER_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc
         text_member(&params, "seat", seat && *seat ? seat : NULL);
         text_member(&params, "logind_session", pam_getenv(pamh, "XDG_SESSION_ID"));
         text_member(&params, "service", service);
+        /* The person logging in owns the usher user from now on (usher pin set, delete_user in their session): the
+         * module logged in as root on their behalf. Their uid, when the system knows them (a local account, or one of
+         * usherd's own through nss-systemd). */
+        const struct passwd *pw = pam_modutil_getpwnam(pamh, s.user);
+        char uid[32];
+        if (pw && snprintf(uid, sizeof uid, "\"uid\":%u,", (unsigned) pw->pw_uid) < (int) sizeof uid)
+                text_add(&params, uid, strlen(uid));
         text_close(&params);
         char *result = NULL;
         int k = daemon_call(&s, "open_session", &params, &result);
