@@ -98,4 +98,6 @@ if [ "$status" -ne 0 ] || ! grep -aq "boot-test: all checks passed" "$work/conso
 	exit 1
 fi
 echo "test-package: passed; boot, run and power-off took ${elapsed}s"
-[ "$elapsed" -lt 120 ] || { echo "test-package FAILED: ${elapsed}s, more than two minutes"; exit 1; }
+# A hang guard, not a measure of speed: the checks (logins through login(1) among them) take 60 to 100 s on a 2-core
+# machine, more while it builds; the timeout above ends a container that hangs.
+[ "$elapsed" -lt 400 ] || { echo "test-package FAILED: ${elapsed}s, more than 400 s"; exit 1; }
