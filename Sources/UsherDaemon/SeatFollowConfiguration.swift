@@ -27,7 +27,9 @@ extension DaemonConfiguration {
             guard Self.isValidUnixUserName(name) else {
                 throw map.error(name, "is not a Unix user name (1 to 32 of a-z A-Z 0-9 _ - ., not starting with -)")
             }
-            guard let email = try map.string(name), !email.isEmpty, email.utf8.count <= 320, email.utf8.contains(UInt8(ascii: "@")) else {
+            guard let email = try map.string(name), !email.isEmpty, email.utf8.count <= 320,
+                email.utf8.contains(UInt8(ascii: "@"))
+            else {
                 throw map.error(name, "must be the email of an usher account")
             }
             seats.followMap[name] = email

@@ -85,7 +85,8 @@ extension DaemonConfiguration {
             configuration.settings.uidRange = UnixUsersConfiguration.parseUIDRange(range)!
         }
         if let shell = try section.string("shell") {
-            guard shell.hasPrefix("/"), !shell.utf8.contains(UInt8(ascii: ":")), !shell.contains(where: \.isNewline) else {
+            guard shell.hasPrefix("/"), !shell.utf8.contains(UInt8(ascii: ":")), !shell.contains(where: \.isNewline)
+            else {
                 throw section.error("shell", "must be an absolute path, such as \"/bin/bash\"")
             }
             configuration.settings.shell = shell
