@@ -3,7 +3,6 @@ server (Tests/Fixtures/oidc-server, installed into the test venv by make test-de
 
 from __future__ import annotations
 
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -16,34 +15,16 @@ import usher
 from conftest import HANG_GUARD, REPOSITORY, start_daemon
 
 FIXTURES = REPOSITORY / "Tests" / "Fixtures" / "oidc-server"
+sys.path.insert(0, str(FIXTURES))
+from serving import running_issuer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The issuer URL of a running test server (the test venv's Python has what it needs)."""
     pytest.importorskip("oauth2_provider", reason="the OpenID Connect test server needs make test-deps's venv")
-    state = tmp_path_factory.mktemp("oidc") / "state"
-    subprocess.run(
-        [sys.executable, str(FIXTURES / "server.py"), "setup", str(state)],
-        check=True,
-        capture_output=True,
-        timeout=HANG_GUARD * 2,
-    )
-    server = subprocess.Popen(
-        [sys.executable, str(FIXTURES / "server.py"), "serve", str(state), "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        assert server.stdout is not None
-        ready, _, _ = select.select([server.stdout], [], [], HANG_GUARD)
-        line = server.stdout.readline().decode() if ready else ""
-        assert line.startswith("listening on http://127.0.0.1:"), f"the test server did not start: {line!r}"
-        yield line.split("listening on ", 1)[1].strip() + "/o"
-    finally:
-        server.terminate()
-        server.wait(HANG_GUARD)
+    with running_issuer(tmp_path_factory.mktemp("oidc") / "state", HANG_GUARD) as issuer:
+        yield issuer
 
 
 def test_a_device_login_begun_and_waited_for(issuer: str) -> None:
