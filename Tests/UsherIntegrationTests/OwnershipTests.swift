@@ -215,4 +215,25 @@ struct OwnershipTests {
             #expect(try AccountHooks.deliveries(in: directory).count == mails + 1)
         }
     }
+
+    /// pam_usher logs in as root and names the person's uid when the session opens: that uid owns the user from then
+    /// on (its own `set_pin` works), and no uid but root's or usherd's may name one.
+    @Test func openSessionHandsTheUserToTheUidRootNamesAndOnlyRootMayName() async throws {
+        try await Self.withAnn { daemon, root, annID in
+            let peer = try await Self.connect(daemon)
+            #expect(
+                try await Self.refusal(peer, "set_pin", ["user_id": .string(annID), "pin": "4711"])
+                    == "permission_denied"
+            )
+            let named: [String: JSONValue] = ["user": .string(annID), "uid": .int(Int64(OtherUser.nobody))]
+            #expect(try await Self.refusal(peer, "open_session", named) == "permission_denied")
+            _ = try await root.result("open_session", named)
+            #expect(try await Self.refusal(peer, "set_pin", ["user_id": .string(annID), "pin": "4711"]) == nil)
+            let other = try await Self.connect(daemon, uid: Self.seatUID)
+            #expect(
+                try await Self.refusal(other, "set_pin", ["user_id": .string(annID), "pin": "4712"])
+                    == "permission_denied"
+            )
+        }
+    }
 }
