@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Optional, Type
-
-if TYPE_CHECKING:
-    from .client import Client
+from typing import Optional, Protocol, Type
 
 __all__ = ["Lease"]
 
 
+class LeaseHolder(Protocol):
+    """What a lease needs of the connection that took it (:class:`usher.Client` is one).
+
+    A protocol rather than the client's class, so that this module imports nothing of the client's: the client
+    builds on leases, not the other way round.
+    """
+
+    def _lease_broken(self, lease_id: str) -> bool: ...
+
+    def _release(self, lease: "Lease") -> None: ...
+
+
 class Lease:
-    """A lease held on a :class:`Client`'s connection: the seat's active user stays in place while it is held.
+    """A lease held on a :class:`usher.Client`'s connection: the seat's active user stays in place while it is held.
 
     Use it as a context manager (``with client.inhibit(why="card payment"):``) or call :meth:`release`. It also ends
     when the client's connection closes, as the daemon ties a lease to the connection that took it.
     """
 
-    def __init__(self, client: "Client", lease_id: str, seat: str, mode: str) -> None:
+    def __init__(self, client: LeaseHolder, lease_id: str, seat: str, mode: str) -> None:
         self._client = client
         #: The daemon's name for the lease (``l_1``).
         self.id = lease_id
