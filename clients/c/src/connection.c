@@ -132,12 +132,7 @@ _public_ usher_t *usher_unref(usher_t *u) {
         connection_fail(u);
         free(u->rbuf);
         error_clear(u);
-        while (u->events_head) {
-                struct event_node *node = u->events_head;
-                u->events_head = node->next;
-                usher_event_free(node->event);
-                free(node);
-        }
+        events_clear(u);
         free(u);
         return NULL;
 }

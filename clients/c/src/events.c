@@ -8,61 +8,6 @@
 
 #include "internal.h"
 
-_public_ usher_event *usher_event_free(usher_event *event) {
-        if (!event)
-                return NULL;
-        free(event->name);
-        free(event->data);
-        free(event->user_id);
-        free(event->previous_user_id);
-        free(event->seat);
-        free(event);
-        return NULL;
-}
-
-/* Whether the queue holds USHER_MAX_QUEUED_EVENTS events or USHER_MAX_QUEUED_EVENT_BYTES of them: the next one would
- * be one too many. */
-bool events_full(const usher_t *u) {
-        return u->n_events >= USHER_MAX_QUEUED_EVENTS || u->events_bytes >= USHER_MAX_QUEUED_EVENT_BYTES;
-}
-
-/* Queues an event whose line was size bytes long, taking it. -ENOBUFS when the queue is full, -ENOMEM: the event is
- * freed then, and the caller closes the connection (an event lost would leave the program out of step). */
-int event_enqueue(usher_t *u, usher_event *event, size_t size) {
-        if (events_full(u)) {
-                usher_event_free(event);
-                return -ENOBUFS;
-        }
-        struct event_node *node = malloc(sizeof(*node));
-        if (!node) {
-                usher_event_free(event);
-                return -ENOMEM;
-        }
-        *node = (struct event_node) {.event = event, .size = size};
-        if (u->events_tail)
-                u->events_tail->next = node;
-        else
-                u->events_head = node;
-        u->events_tail = node;
-        u->n_events++;
-        u->events_bytes += size;
-        return 0;
-}
-
-static usher_event *event_dequeue(usher_t *u) {
-        struct event_node *node = u->events_head;
-        if (!node)
-                return NULL;
-        u->events_head = node->next;
-        if (!u->events_head)
-                u->events_tail = NULL;
-        u->n_events--;
-        u->events_bytes -= node->size;
-        usher_event *event = node->event;
-        free(node);
-        return event;
-}
-
 /* Whether usher_process() has something to hand out without the descriptor being readable: events queued during a
  * call, or complete lines that a call's last read brought in after its answer. */
 static bool pending(usher_t *u) {

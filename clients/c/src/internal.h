@@ -42,7 +42,16 @@ struct usher {
         void *userdata;
 };
 
-/* A growable buffer for the lines we write. Zeroed when freed: a login's request holds a password. */
+/* The files stand in layers, each calling only the layers below it (clients/c/tools/check-layers.py checks it from
+ * the object files, make -C clients/c test-layers):
+ *
+ *   buf.c io.c json.c error.c        the request buffer, the socket, json-c helpers, the daemon's last error
+ *   user.c seat.c lease.c event.c    each object of the protocol: read from its JSON, and freed
+ *   message.c queue.c                one line from the daemon; the handle's queue of events
+ *   call.c connection.c              one request and its answer; the handle's life
+ *   users.c leases.c events.c locks.c tokens.c   the methods, and the main-loop functions (events.c) */
+
+/* buf.c: a growable buffer for the lines we write. Zeroed when freed: a login's request holds a password. */
 struct buf {
         char *p;
         size_t len, cap;
@@ -62,7 +71,29 @@ void buf_string_list(struct buf *b, const char *key, const char *const *values);
 void buf_key(struct buf *b, const char *key);
 void buf_end(struct buf *b);
 
-/* One line from the daemon: an answer (with an id, or a null id) or an event. */
+/* io.c: connection I/O. */
+int io_fill(usher_t *u);
+int io_take_line(usher_t *u, char **ret_line, size_t *ret_len);
+void io_consume(usher_t *u, size_t n);
+int io_write_all(usher_t *u, const char *p, size_t n, uint64_t deadline);
+int io_wait(usher_t *u, short events, uint64_t deadline);
+uint64_t now_usec(void);
+void connection_fail(usher_t *u);
+
+/* json.c: field readers over a result object; a missing key or null gives NULL unless required. */
+void json_wipe(json_object *o);
+int json_dup_string(json_object *o, const char *key, bool required, char **ret);
+int json_get_uint64(json_object *o, const char *key, uint64_t *ret);
+int json_get_bool(json_object *o, const char *key, int *ret);
+int parse_rfc3339_usec(const char *s, uint64_t *ret);
+
+/* user.c, seat.c, lease.c, event.c: the objects, read from their JSON (freed by their public *_free functions). */
+int user_from_json(json_object *o, usher_user **ret);
+int seat_from_json(json_object *o, usher_seat **ret);
+int lease_from_json(json_object *o, usher_lease **ret);
+int event_from_json(json_object *root, usher_event **ret);
+
+/* message.c: one line from the daemon, an answer (with an id, or a null id) or an event. */
 struct message {
         json_object *root;             /* owned; message_done() zeroes its strings and frees it */
         bool is_event;
@@ -78,34 +109,20 @@ struct message {
 
 int message_parse(const char *line, size_t len, struct message *ret);
 void message_done(struct message *m);
-void json_wipe(json_object *o);
 
-/* Field readers over a result object; a missing key or null gives NULL unless required. */
-int json_dup_string(json_object *o, const char *key, bool required, char **ret);
-int json_get_uint64(json_object *o, const char *key, uint64_t *ret);
-int json_get_bool(json_object *o, const char *key, int *ret);
-int user_from_json(json_object *o, usher_user **ret);
-int seat_from_json(json_object *o, usher_seat **ret);
-int event_from_json(json_object *root, usher_event **ret);
-int parse_rfc3339_usec(const char *s, uint64_t *ret);
-
-/* Connection I/O. */
-int io_fill(usher_t *u);
-int io_take_line(usher_t *u, char **ret_line, size_t *ret_len);
-void io_consume(usher_t *u, size_t n);
-int io_write_all(usher_t *u, const char *p, size_t n, uint64_t deadline);
-int io_wait(usher_t *u, short events, uint64_t deadline);
-uint64_t now_usec(void);
-void connection_fail(usher_t *u);
-
-/* Calls. */
+/* error.c: the daemon's last error on the handle. */
 void error_clear(usher_t *u);
 int error_set(usher_t *u, const char *code, const char *message, json_object *data);
 int errno_from_code(const char *code);
-int call_method(usher_t *u, const char *method, struct buf *params, struct message *ret);
-int handle_unsolicited(usher_t *u, struct message *m);
+
+/* queue.c: the handle's events read and not yet handed out. */
 int event_enqueue(usher_t *u, usher_event *event, size_t size);
+usher_event *event_dequeue(usher_t *u);
 bool events_full(const usher_t *u);
+void events_clear(usher_t *u);
+
+/* call.c: one request and its answer. */
+int call_method(usher_t *u, const char *method, struct buf *params, struct message *ret);
 
 /* At the start of every call: the last call's error is forgotten, whatever this one's outcome. */
 #define CHECK_HANDLE(u)                         \

@@ -1,36 +1,9 @@
-/* Seats and leases. */
+/* The methods about seats and leases: list_seats, inhibit, release (the objects: seat.c, lease.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-_public_ usher_seat *usher_seat_free(usher_seat *seat) {
-        if (!seat)
-                return NULL;
-        free(seat->name);
-        free(seat->source);
-        free(seat->user_id);
-        free(seat);
-        return NULL;
-}
-
-_public_ void usher_seat_list_free(usher_seat **seats) {
-        if (!seats)
-                return;
-        for (size_t i = 0; seats[i]; i++)
-                usher_seat_free(seats[i]);
-        free(seats);
-}
-
-_public_ usher_lease *usher_lease_free(usher_lease *lease) {
-        if (!lease)
-                return NULL;
-        free(lease->id);
-        free(lease->seat);
-        free(lease);
-        return NULL;
-}
 
 _public_ int usher_list_seats(usher_t *u, usher_seat ***ret_seats, size_t *ret_n) {
         CHECK_HANDLE(u);
@@ -82,19 +55,16 @@ _public_ int usher_inhibit(usher_t *u, const char *seat, const char *mode, const
         buf_free(&params);
         if (r < 0)
                 return r;
-        usher_lease *lease = calloc(1, sizeof(*lease));
-        if (!lease)
-                r = -ENOMEM;
-        if (r >= 0)
-                r = json_dup_string(m.result, "lease", true, &lease->id);
-        if (r >= 0)
-                r = json_dup_string(m.result, "seat", false, &lease->seat);
+        usher_lease *lease = NULL;
+        r = lease_from_json(m.result, &lease);
         message_done(&m);
-        if (r < 0 || !ret)
-                usher_lease_free(lease);
-        else
+        if (r < 0)
+                return r;
+        if (ret)
                 *ret = lease;
-        return r < 0 ? r : 0;
+        else
+                usher_lease_free(lease);
+        return 0;
 }
 
 _public_ int usher_release(usher_t *u, const char *lease_id) {

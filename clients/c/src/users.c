@@ -1,30 +1,9 @@
-/* Users: login, register, list, current, switch, logout, remove. */
+/* The methods about users: login, register, list, current, switch, logout, remove (the user object: user.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-_public_ usher_user *usher_user_free(usher_user *user) {
-        if (!user)
-                return NULL;
-        char **strings[] = {&user->id, &user->provider, &user->kind, &user->email, &user->name, &user->state,
-                            &user->created_at, &user->last_login_at, &user->last_active_at,
-                            &user->access_token_expires_at, &user->refresh_token_expires_at, &user->token_state,
-                            &user->next_refresh_at, &user->retry_at, &user->last_refresh_error};
-        for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
-                free(*strings[i]);
-        free(user);
-        return NULL;
-}
-
-_public_ void usher_user_list_free(usher_user **users) {
-        if (!users)
-                return;
-        for (size_t i = 0; users[i]; i++)
-                usher_user_free(users[i]);
-        free(users);
-}
 
 /* Calls a method whose answer has a "user" object, and hands the user to the caller when it asked for it. */
 static int call_for_user(usher_t *u, const char *method, struct buf *params, usher_user **ret) {
