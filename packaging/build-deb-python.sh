@@ -2,9 +2,10 @@
 # build-deb-python.sh VERSION OUTPUT_DIRECTORY
 #
 # Builds python3-usher_VERSION_all.deb, the Python package of clients/python, in OUTPUT_DIRECTORY: the wheel that
-# `pip install ./clients/python` would install (made by the package's own build backend, standard library only),
-# unpacked into /usr/lib/python3/dist-packages as dh_python3 lays it out (no RECORD; byte-compiled at installation by
-# py3compile, removed by py3clean), its README and examples under /usr/share/doc/python3-usher, and the Debian files.
+# `pip install ./clients/python` would install (made by its PEP 517 backend, flit_core, from
+# clients/python/build_backend), unpacked into /usr/lib/python3/dist-packages as dh_python3 lays it out (no RECORD;
+# byte-compiled at installation by py3compile, removed by py3clean), its README and examples under
+# /usr/share/doc/python3-usher, and the Debian files.
 set -eu
 version=$1
 output=$(realpath "$2")
@@ -19,7 +20,7 @@ mkdir -p "$work/wheel" "$site" "$doc/examples" "$package/DEBIAN"
 
 # The package's version is the project's (pyproject.toml's, which a test checks against VERSION); only the boot
 # test's upgrade package adds a suffix to it (VERSION+boottest1).
-wheel=$(cd "$source" && python3 -c 'import sys; sys.path.insert(0, "build_backend"); import usher_build; print(usher_build.build_wheel(sys.argv[1]))' "$work/wheel")
+wheel=$(cd "$source" && python3 -c 'import sys; sys.path.insert(0, "build_backend"); import flit_core.buildapi as backend; print(backend.build_wheel(sys.argv[1]))' "$work/wheel")
 wheel_version=${wheel#usher-}
 wheel_version=${wheel_version%-py3-none-any.whl}
 case "$version" in
