@@ -242,6 +242,8 @@ run: build
 lint:
 	$(SWIFT) format lint --recursive --strict Sources Tests Package.swift bench/size-floor
 	python3 tools/check-target-imports.py
+	@# docs/protocol.md's tables of methods and error codes are the interface file's (varlink/io.usher.Session.varlink).
+	python3 tools/check_protocol_docs.py
 	@# The core speaks in users, changes and events; the server owns every byte on the wire.
 	@! grep -rn 'WireWriter\|LineCodec' Sources/UsherCore || { echo "UsherCore uses a wire encoder (above)"; exit 1; }
 

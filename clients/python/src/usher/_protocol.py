@@ -2,7 +2,9 @@
 
 Each method of the protocol is a function here that returns a :class:`Call`: the method's name, its parameters
 (None values left out, so the daemon applies its defaults) and the function that turns its result into a typed
-object. The two clients only move bytes; what a method means lives in one place.
+object. The two clients only move bytes; what a method means lives in one place. The names and the parameters'
+types are the interface file's (``_interface``, generated from varlink/io.usher.Session.varlink): a parameter it
+does not declare, or of another type, fails ``mypy --strict``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,24 @@ import os
 import sys
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Deque, Dict, Generic, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import (
+    Any,
+    Callable,
+    Deque,
+    Dict,
+    Generic,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+)
 
+from . import _interface as wire
 from .errors import ProtocolError, TooManyEvents, UsherError, error_from_wire
 from .types import (
     DPoPProof,
@@ -223,8 +241,9 @@ def expect_event(message: Union[Response, Event]) -> Event:
     return message
 
 
-def params(**values: Any) -> Dict[str, Any]:
-    """The parameters that were given: None means "the daemon's default" and is left out."""
+def params(values: Mapping[str, object]) -> Dict[str, Any]:
+    """The parameters that were given (a method's ``TypedDict`` of ``_interface``): None means "the daemon's default"
+    and is left out."""
     return {key: value for key, value in values.items() if value is not None}
 
 
@@ -255,27 +274,32 @@ def _raw(result: Any) -> Any:
 
 
 def hello() -> Call[Hello]:
-    return Call("hello", {}, lambda r: Hello.from_wire(_object(r)))
+    return Call(wire.METHOD_HELLO, {}, lambda r: Hello.from_wire(_object(r)))
 
 
 def providers() -> Call[List[Provider]]:
-    return Call("providers", {}, lambda r: [Provider.from_wire(p) for p in _list(r, "providers")])
+    return Call(wire.METHOD_PROVIDERS, {}, lambda r: [Provider.from_wire(p) for p in _list(r, "providers")])
 
 
 def register(email: str, password: str, provider: Optional[str]) -> Call[Registration]:
     return Call(
-        "register",
-        params(provider=provider, email=email, password=password),
+        wire.METHOD_REGISTER,
+        params(wire.RegisterParameters(provider=provider, email=email, password=password)),
         lambda r: Registration.from_wire(_object(r)),
     )
 
 
 def change_password(email: str, old_password: str, new_password: str, provider: Optional[str]) -> Call[Registration]:
-    return Call(
-        "change_password",
-        params(provider=provider, email=email, old_password=old_password, new_password=new_password),
-        lambda r: Registration.from_wire(_object(r)),
+    sent = wire.ChangePasswordParameters(
+        provider=provider, email=email, old_password=old_password, new_password=new_password
     )
+    return Call(wire.METHOD_CHANGE_PASSWORD, params(sent), lambda r: Registration.from_wire(_object(r)))
+
+
+def _credentials(credentials: Mapping[str, Any]) -> wire.Credentials:
+    """Credentials as given: any mapping with a ``type``. A provider may define a type of its own, whose fields are
+    not the interface's: the daemon checks them, as it checks the interface's."""
+    return cast(wire.Credentials, dict(credentials))
 
 
 def login(
@@ -287,39 +311,38 @@ def login(
 ) -> Call[Change]:
     if not isinstance(credentials.get("type"), str):
         raise ValueError('credentials need a "type" (email_password, anonymous, api_key, ...)')
-    return Call(
-        "login",
-        params(provider=provider, credentials=dict(credentials), seat=seat, move=move, force=force),
-        lambda r: Change.from_wire(_object(r)),
+    sent = wire.LoginParameters(
+        provider=provider, credentials=_credentials(credentials), seat=seat, move=move, force=force
     )
+    return Call(wire.METHOD_LOGIN, params(sent), lambda r: Change.from_wire(_object(r)))
 
 
 def login_begin(type: Optional[str], provider: Optional[str], redirect_uri: Optional[str]) -> Call[LoginStart]:
-    return Call(
-        "login_begin",
-        params(provider=provider, type=type, redirect_uri=redirect_uri),
-        lambda r: LoginStart.from_wire(_object(r)),
-    )
+    # A type outside the interface's enum is the daemon's to refuse (invalid_params), as any other wrong value.
+    sent = wire.LoginBeginParameters(provider=provider, type=cast(Any, type), redirect_uri=redirect_uri)
+    return Call(wire.METHOD_LOGIN_BEGIN, params(sent), lambda r: LoginStart.from_wire(_object(r)))
 
 
 def login_wait(login_id: str, seat: Optional[str], move: Optional[bool], force: Optional[bool]) -> Call[Change]:
-    return Call(
-        "login_wait",
-        params(login_id=login_id, seat=seat, move=move, force=force),
-        lambda r: Change.from_wire(_object(r)),
-    )
+    sent = wire.LoginWaitParameters(login_id=login_id, seat=seat, move=move, force=force)
+    return Call(wire.METHOD_LOGIN_WAIT, params(sent), lambda r: Change.from_wire(_object(r)))
 
 
 def current_user(seat: Optional[str]) -> Call[Optional[User]]:
-    return Call("current_user", params(seat=seat), lambda r: User.optional_from_wire(_object(r).get("user")))
+    return Call(
+        wire.METHOD_CURRENT_USER,
+        params(wire.CurrentUserParameters(seat=seat)),
+        lambda r: User.optional_from_wire(_object(r).get("user")),
+    )
 
 
 def list_users() -> Call[List[User]]:
-    return Call("list_users", {}, lambda r: [User.from_wire(u) for u in _list(r, "users")])
+    return Call(wire.METHOD_LIST_USERS, {}, lambda r: [User.from_wire(u) for u in _list(r, "users")])
 
 
 def list_users_page(limit: int, after: Optional[str]) -> Call[UserPage]:
-    return Call("list_users", params(limit=limit, after=after), lambda r: UserPage.from_wire(_object(r)))
+    sent = wire.ListUsersParameters(limit=limit, after=after)
+    return Call(wire.METHOD_LIST_USERS, params(sent), lambda r: UserPage.from_wire(_object(r)))
 
 
 def switch_user(
@@ -329,19 +352,18 @@ def switch_user(
     force: Optional[bool],
     if_generation: Optional[int],
 ) -> Call[Change]:
-    return Call(
-        "switch_user",
-        params(user_id=user_id, if_generation=if_generation, seat=seat, move=move, force=force),
-        lambda r: Change.from_wire(_object(r)),
-    )
+    sent = wire.SwitchUserParameters(user_id=user_id, if_generation=if_generation, seat=seat, move=move, force=force)
+    return Call(wire.METHOD_SWITCH_USER, params(sent), lambda r: Change.from_wire(_object(r)))
 
 
 def logout(user_id: Optional[str], seat: Optional[str], force: Optional[bool]) -> Call[Logout]:
-    return Call("logout", params(user_id=user_id, seat=seat, force=force), lambda r: Logout.from_wire(_object(r)))
+    sent = wire.LogoutParameters(user_id=user_id, seat=seat, force=force)
+    return Call(wire.METHOD_LOGOUT, params(sent), lambda r: Logout.from_wire(_object(r)))
 
 
 def remove_user(user_id: str, force: Optional[bool]) -> Call[Removal]:
-    return Call("remove_user", params(user_id=user_id, force=force), lambda r: Removal.from_wire(_object(r)))
+    sent = wire.RemoveUserParameters(user_id=user_id, force=force)
+    return Call(wire.METHOD_REMOVE_USER, params(sent), lambda r: Removal.from_wire(_object(r)))
 
 
 def link_credentials(
@@ -354,50 +376,49 @@ def link_credentials(
 ) -> Call[Change]:
     if not isinstance(credentials.get("type"), str):
         raise ValueError('credentials need a "type" (email_password, api_key, id_token, ...)')
-    return Call(
-        "link_credentials",
-        params(
-            user_id=user_id, seat=seat, provider=provider, credentials=dict(credentials), move=move, force=force
-        ),
-        lambda r: Change.from_wire(_object(r)),
+    sent = wire.LinkCredentialsParameters(
+        user_id=user_id, seat=seat, provider=provider, credentials=_credentials(credentials), move=move, force=force
     )
+    return Call(wire.METHOD_LINK_CREDENTIALS, params(sent), lambda r: Change.from_wire(_object(r)))
 
 
 def unlink_identity(user_id: str, provider: str, subject: str, force: Optional[bool]) -> Call[Unlinking]:
-    return Call(
-        "unlink_identity",
-        params(user_id=user_id, provider=provider, subject=subject, force=force),
-        lambda r: Unlinking.from_wire(_object(r)),
-    )
+    sent = wire.UnlinkIdentityParameters(user_id=user_id, provider=provider, subject=subject, force=force)
+    return Call(wire.METHOD_UNLINK_IDENTITY, params(sent), lambda r: Unlinking.from_wire(_object(r)))
 
 
 def delete_user(user_id: str, force: Optional[bool]) -> Call[Deletion]:
-    return Call("delete_user", params(user_id=user_id, force=force), lambda r: Deletion.from_wire(_object(r)))
+    sent = wire.DeleteUserParameters(user_id=user_id, force=force)
+    return Call(wire.METHOD_DELETE_USER, params(sent), lambda r: Deletion.from_wire(_object(r)))
 
 
 def refresh_profile(user_id: Optional[str], seat: Optional[str]) -> Call[Change]:
-    return Call("refresh_profile", params(user_id=user_id, seat=seat), lambda r: Change.from_wire(_object(r)))
+    sent = wire.RefreshProfileParameters(user_id=user_id, seat=seat)
+    return Call(wire.METHOD_REFRESH_PROFILE, params(sent), lambda r: Change.from_wire(_object(r)))
+
+
+#: The claims ``update_profile`` sets: its parameters other than whose profile it is.
+PROFILE_FIELDS = tuple(name for name in wire.UpdateProfileParameters.__annotations__ if name not in ("user_id", "seat"))
 
 
 def update_profile(changes: Mapping[str, Optional[str]], user_id: Optional[str], seat: Optional[str]) -> Call[Change]:
-    sent = params(user_id=user_id, seat=seat)
+    sent = params(wire.UpdateProfileParameters(user_id=user_id, seat=seat))
     for name, value in changes.items():
-        if name not in ("name", "picture", "locale"):
-            raise ValueError(f"update_profile sets name, picture and locale, not {name!r}")
+        if name not in PROFILE_FIELDS:
+            claims = f"{', '.join(PROFILE_FIELDS[:-1])} and {PROFILE_FIELDS[-1]}"
+            raise ValueError(f"update_profile sets {claims}, not {name!r}")
         sent[name] = value  # None removes the claim (JSON null)
-    return Call("update_profile", sent, lambda r: Change.from_wire(_object(r)))
+    return Call(wire.METHOD_UPDATE_PROFILE, sent, lambda r: Change.from_wire(_object(r)))
 
 
 def reset_password(email: str, new_password: str, provider: Optional[str]) -> Call[PasswordReset]:
-    return Call(
-        "reset_password",
-        params(provider=provider, email=email, new_password=new_password),
-        lambda r: PasswordReset.from_wire(_object(r)),
-    )
+    sent = wire.ResetPasswordParameters(provider=provider, email=email, new_password=new_password)
+    return Call(wire.METHOD_RESET_PASSWORD, params(sent), lambda r: PasswordReset.from_wire(_object(r)))
 
 
 def confirm_user(token: str, provider: Optional[str]) -> Call[Registration]:
-    return Call("confirm_user", params(provider=provider, token=token), lambda r: Registration.from_wire(_object(r)))
+    sent = wire.ConfirmUserParameters(provider=provider, token=token)
+    return Call(wire.METHOD_CONFIRM_USER, params(sent), lambda r: Registration.from_wire(_object(r)))
 
 
 def _provider_of(result: Any) -> str:
@@ -408,19 +429,18 @@ def _provider_of(result: Any) -> str:
 
 
 def resend_confirmation(email: str, provider: Optional[str]) -> Call[str]:
-    return Call("resend_confirmation", params(provider=provider, email=email), _provider_of)
+    sent = wire.ResendConfirmationParameters(provider=provider, email=email)
+    return Call(wire.METHOD_RESEND_CONFIRMATION, params(sent), _provider_of)
 
 
 def request_password_reset(email: str, provider: Optional[str]) -> Call[str]:
-    return Call("request_password_reset", params(provider=provider, email=email), _provider_of)
+    sent = wire.RequestPasswordResetParameters(provider=provider, email=email)
+    return Call(wire.METHOD_REQUEST_PASSWORD_RESET, params(sent), _provider_of)
 
 
 def complete_password_reset(token: str, new_password: str, provider: Optional[str]) -> Call[PasswordReset]:
-    return Call(
-        "complete_password_reset",
-        params(provider=provider, token=token, new_password=new_password),
-        lambda r: PasswordReset.from_wire(_object(r)),
-    )
+    sent = wire.CompletePasswordResetParameters(provider=provider, token=token, new_password=new_password)
+    return Call(wire.METHOD_COMPLETE_PASSWORD_RESET, params(sent), lambda r: PasswordReset.from_wire(_object(r)))
 
 
 def access_token(
@@ -430,17 +450,14 @@ def access_token(
     audience: Optional[str] = None,
     scopes: Optional[Sequence[str]] = None,
 ) -> Call[Token]:
-    return Call(
-        "access_token",
-        params(
-            user_id=user_id,
-            seat=seat,
-            min_valid=min_valid,
-            audience=audience,
-            scopes=None if scopes is None else list(scopes),
-        ),
-        lambda r: Token.from_wire(_object(r)),
+    sent = wire.AccessTokenParameters(
+        user_id=user_id,
+        seat=seat,
+        min_valid=min_valid,
+        audience=audience,
+        scopes=None if scopes is None else list(scopes),
     )
+    return Call(wire.METHOD_ACCESS_TOKEN, params(sent), lambda r: Token.from_wire(_object(r)))
 
 
 def dpop_proof(
@@ -452,77 +469,83 @@ def dpop_proof(
     audience: Optional[str] = None,
     scopes: Optional[Sequence[str]] = None,
 ) -> Call[DPoPProof]:
-    return Call(
-        "dpop_proof",
-        params(
-            htm=htm,
-            htu=htu,
-            nonce=nonce,
-            user_id=user_id,
-            seat=seat,
-            audience=audience,
-            scopes=None if scopes is None else list(scopes),
-        ),
-        lambda r: DPoPProof.from_wire(_object(r)),
+    sent = wire.DpopProofParameters(
+        htm=htm,
+        htu=htu,
+        nonce=nonce,
+        user_id=user_id,
+        seat=seat,
+        audience=audience,
+        scopes=None if scopes is None else list(scopes),
     )
+    return Call(wire.METHOD_DPOP_PROOF, params(sent), lambda r: DPoPProof.from_wire(_object(r)))
 
 
 def refresh(user_id: Optional[str], seat: Optional[str]) -> Call[Refresh]:
-    return Call("refresh", params(user_id=user_id, seat=seat), lambda r: Refresh.from_wire(_object(r)))
+    sent = wire.RefreshParameters(user_id=user_id, seat=seat)
+    return Call(wire.METHOD_REFRESH, params(sent), lambda r: Refresh.from_wire(_object(r)))
 
 
 def create_api_key(name: str, user_id: Optional[str]) -> Call[ApiKey]:
-    return Call("create_api_key", params(name=name, user_id=user_id), lambda r: ApiKey.from_wire(_object(r)))
+    sent = wire.CreateApiKeyParameters(name=name, user_id=user_id)
+    return Call(wire.METHOD_CREATE_API_KEY, params(sent), lambda r: ApiKey.from_wire(_object(r)))
 
 
 def list_api_keys(user_id: Optional[str]) -> Call[List[ApiKeyInfo]]:
     return Call(
-        "list_api_keys",
-        params(user_id=user_id),
+        wire.METHOD_LIST_API_KEYS,
+        params(wire.ListApiKeysParameters(user_id=user_id)),
         lambda r: [ApiKeyInfo.from_wire(k) for k in _list(r, "api_keys")],
     )
 
 
 def delete_api_key(name: str, user_id: Optional[str]) -> Call[None]:
-    return Call("delete_api_key", params(name=name, user_id=user_id), lambda r: None)
+    sent = wire.DeleteApiKeyParameters(name=name, user_id=user_id)
+    return Call(wire.METHOD_DELETE_API_KEY, params(sent), lambda r: None)
 
 
 def jwks() -> Call[List[Dict[str, Any]]]:
-    return Call("jwks", {}, lambda r: [dict(k) for k in _list(r, "keys")])
+    return Call(wire.METHOD_JWKS, {}, lambda r: [dict(k) for k in _list(r, "keys")])
 
 
 def subscribe(events: Optional[Sequence[str]], seats: Optional[Sequence[str]]) -> Call[Any]:
-    return Call(
-        "subscribe",
-        params(events=None if events is None else list(events), seats=None if seats is None else list(seats)),
-        _raw,
-    )
+    # Any event name: a newer daemon may send events this version does not know, and the daemon refuses unknown names.
+    names = None if events is None else cast(List[wire.EventName], list(events))
+    sent = wire.SubscribeParameters(events=names, seats=None if seats is None else list(seats))
+    return Call(wire.METHOD_SUBSCRIBE, params(sent), _raw)
 
 
 def status() -> Call[Status]:
-    return Call("status", {}, lambda r: Status.from_wire(_object(r)))
+    return Call(wire.METHOD_STATUS, {}, lambda r: Status.from_wire(_object(r)))
 
 
 def list_seats() -> Call[Seats]:
-    return Call("list_seats", {}, lambda r: Seats.from_wire(_object(r)))
+    return Call(wire.METHOD_LIST_SEATS, {}, lambda r: Seats.from_wire(_object(r)))
+
+
+#: The modes of a lease.
+LEASE_MODES: Tuple[wire.InhibitParametersMode, ...] = get_args(wire.InhibitParametersMode)
 
 
 def inhibit(why: str, who: Optional[str], mode: str, seat: Optional[str]) -> Call[Any]:
-    if mode not in ("block", "delay"):
+    if mode not in LEASE_MODES:
         raise ValueError('mode must be "block" or "delay"')
-    return Call("inhibit", params(seat=seat, mode=mode, who=who or default_who(), why=why), _object)
+    sent = wire.InhibitParameters(seat=seat, mode=mode, who=who or default_who(), why=why)
+    return Call(wire.METHOD_INHIBIT, params(sent), _object)
 
 
 def lock_seat(seat: Optional[str]) -> Call[SeatLock]:
-    return Call("lock_seat", params(seat=seat), lambda r: SeatLock.from_wire(_object(r)))
+    sent = wire.LockSeatParameters(seat=seat)
+    return Call(wire.METHOD_LOCK_SEAT, params(sent), lambda r: SeatLock.from_wire(_object(r)))
 
 
 def unlock(pin: str, seat: Optional[str]) -> Call[SeatLock]:
-    return Call("unlock", params(seat=seat, pin=pin), lambda r: SeatLock.from_wire(_object(r)))
+    sent = wire.UnlockParameters(seat=seat, pin=pin)
+    return Call(wire.METHOD_UNLOCK, params(sent), lambda r: SeatLock.from_wire(_object(r)))
 
 
 def set_pin(pin: str, user_id: Optional[str]) -> Call[str]:
-    return Call("set_pin", params(pin=pin, user_id=user_id), _user_id_of)
+    return Call(wire.METHOD_SET_PIN, params(wire.SetPinParameters(pin=pin, user_id=user_id)), _user_id_of)
 
 
 def _user_id_of(result: Any) -> str:
@@ -533,11 +556,11 @@ def _user_id_of(result: Any) -> str:
 
 
 def release(lease: str) -> Call[None]:
-    return Call("release", params(lease=lease), lambda r: None)
+    return Call(wire.METHOD_RELEASE, params(wire.ReleaseParameters(lease=lease)), lambda r: None)
 
 
 def list_leases() -> Call[List[LeaseInfo]]:
-    return Call("list_leases", {}, lambda r: [LeaseInfo.from_wire(lease) for lease in _list(r, "leases")])
+    return Call(wire.METHOD_LIST_LEASES, {}, lambda r: [LeaseInfo.from_wire(lease) for lease in _list(r, "leases")])
 
 
 def subscribed(result: Any) -> Tuple[int, List[str]]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Type
 
+from . import _interface as wire
+
 __all__ = [
     "UsherError",
     "DaemonUnavailable",
@@ -137,151 +139,151 @@ class TooManyEvents(UsherError):
 class InvalidRequest(UsherError):
     """``invalid_request``: the line is not a JSON object, or ``method``/``id`` are malformed."""
 
-    wire_code = "invalid_request"
+    wire_code = wire.ERROR_INVALID_REQUEST
 
 
 class UnknownMethod(UsherError):
     """``unknown_method``: no such method (an older daemon than the call expects)."""
 
-    wire_code = "unknown_method"
+    wire_code = wire.ERROR_UNKNOWN_METHOD
 
 
 class InvalidParams(UsherError):
     """``invalid_params``: a parameter is missing, has the wrong type or is out of range (the message names it)."""
 
-    wire_code = "invalid_params"
+    wire_code = wire.ERROR_INVALID_PARAMS
 
 
 class LineTooLong(UsherError):
     """``line_too_long``: the request exceeded ``limits.max_line_bytes``; the daemon closed the connection."""
 
-    wire_code = "line_too_long"
+    wire_code = wire.ERROR_LINE_TOO_LONG
 
 
 class ProviderNotFound(UsherError):
     """``provider_not_found``: no provider with that name."""
 
-    wire_code = "provider_not_found"
+    wire_code = wire.ERROR_PROVIDER_NOT_FOUND
 
 
 class UnsupportedCredentials(UsherError):
     """``unsupported_credentials``: the provider does not accept this credential type."""
 
-    wire_code = "unsupported_credentials"
+    wire_code = wire.ERROR_UNSUPPORTED_CREDENTIALS
 
 
 class InvalidCredentials(UsherError):
     """``invalid_credentials``: a wrong email or password, an unknown API key, a token that fails a check."""
 
-    wire_code = "invalid_credentials"
+    wire_code = wire.ERROR_INVALID_CREDENTIALS
 
 
 class AccountExists(UsherError):
     """``account_exists``: ``register`` of an email that has an account."""
 
-    wire_code = "account_exists"
+    wire_code = wire.ERROR_ACCOUNT_EXISTS
 
 
 class RegistrationDisabled(UsherError):
     """``registration_disabled``: ``register`` is turned off for this provider."""
 
-    wire_code = "registration_disabled"
+    wire_code = wire.ERROR_REGISTRATION_DISABLED
 
 
 class UserNotFound(UsherError):
     """``user_not_found``: no such user on the device."""
 
-    wire_code = "user_not_found"
+    wire_code = wire.ERROR_USER_NOT_FOUND
 
 
 class UserLoggedOut(UsherError):
     """``user_logged_out``: the user is logged out (or its session just ended)."""
 
-    wire_code = "user_logged_out"
+    wire_code = wire.ERROR_USER_LOGGED_OUT
 
 
 class NoActiveUser(UsherError):
     """``no_active_user``: the request needs an active user and nobody is logged in."""
 
-    wire_code = "no_active_user"
+    wire_code = wire.ERROR_NO_ACTIVE_USER
 
 
 class Conflict(UsherError):
     """``conflict``: ``if_generation`` did not match the current generation; nothing changed."""
 
-    wire_code = "conflict"
+    wire_code = wire.ERROR_CONFLICT
 
 
 class PermissionDenied(UsherError):
     """``permission_denied``: the caller lacks the permission the method needs (the message names it)."""
 
-    wire_code = "permission_denied"
+    wire_code = wire.ERROR_PERMISSION_DENIED
 
 
 class TooManyConnections(UsherError):
     """``too_many_connections``: the daemon, or this uid, has as many connections as it may."""
 
-    wire_code = "too_many_connections"
+    wire_code = wire.ERROR_TOO_MANY_CONNECTIONS
 
 
 class ApiKeyNotFound(UsherError):
     """``api_key_not_found``: ``delete_api_key`` of a key that does not exist."""
 
-    wire_code = "api_key_not_found"
+    wire_code = wire.ERROR_API_KEY_NOT_FOUND
 
 
 class ProviderRejected(UsherError):
     """``provider_rejected``: the provider refused a refresh with an HTTP 4xx and the stored token has expired."""
 
-    wire_code = "provider_rejected"
+    wire_code = wire.ERROR_PROVIDER_REJECTED
 
 
 class ProviderUnavailable(UsherError):
     """``provider_unavailable``: the provider failed transiently; retry later."""
 
-    wire_code = "provider_unavailable"
+    wire_code = wire.ERROR_PROVIDER_UNAVAILABLE
 
 
 class InternalError(UsherError):
     """``internal``: an unexpected failure inside the daemon; details are in its log."""
 
-    wire_code = "internal"
+    wire_code = wire.ERROR_INTERNAL
 
 
 class ProviderError(UsherError):
     """``provider_error``: an OpenID Connect provider answered with an error or with something invalid."""
 
-    wire_code = "provider_error"
+    wire_code = wire.ERROR_PROVIDER_ERROR
 
 
 class AccessDenied(UsherError):
     """``access_denied``: the person declined the login at the provider (device flow)."""
 
-    wire_code = "access_denied"
+    wire_code = wire.ERROR_ACCESS_DENIED
 
 
 class ExpiredToken(UsherError):
     """``expired_token``: ``login_wait`` of a device code that expired, or of no login under way."""
 
-    wire_code = "expired_token"
+    wire_code = wire.ERROR_EXPIRED_TOKEN
 
 
 class ProviderMisconfigured(UsherError):
     """``provider_misconfigured``: the provider refused the daemon's own client configuration."""
 
-    wire_code = "provider_misconfigured"
+    wire_code = wire.ERROR_PROVIDER_MISCONFIGURED
 
 
 class ShuttingDown(UsherError):
     """``shutting_down``: the daemon is stopping; retry once it is back."""
 
-    wire_code = "shutting_down"
+    wire_code = wire.ERROR_SHUTTING_DOWN
 
 
 class RateLimited(UsherError):
     """``rate_limited``: too many failed logins; :attr:`retry_after` says in how many seconds to try again."""
 
-    wire_code = "rate_limited"
+    wire_code = wire.ERROR_RATE_LIMITED
 
     @property
     def retry_after(self) -> Optional[int]:
@@ -293,7 +295,7 @@ class RateLimited(UsherError):
 class UserActiveElsewhere(UsherError):
     """``user_active_elsewhere``: the user is active on another seat (:attr:`seat`); pass ``move=True``."""
 
-    wire_code = "user_active_elsewhere"
+    wire_code = wire.ERROR_USER_ACTIVE_ELSEWHERE
 
     @property
     def seat(self) -> Optional[str]:
@@ -305,7 +307,7 @@ class UserActiveElsewhere(UsherError):
 class Inhibited(UsherError):
     """``inhibited``: block leases hold the seat's active user in place; :attr:`holders` lists them."""
 
-    wire_code = "inhibited"
+    wire_code = wire.ERROR_INHIBITED
 
     @property
     def holders(self) -> List[Dict[str, Any]]:
@@ -317,64 +319,64 @@ class Inhibited(UsherError):
 class SeatNotFound(UsherError):
     """``seat_not_found``: the request names a seat the daemon does not know."""
 
-    wire_code = "seat_not_found"
+    wire_code = wire.ERROR_SEAT_NOT_FOUND
 
 
 class LeaseNotFound(UsherError):
     """``lease_not_found``: ``release`` of a lease this connection does not hold."""
 
-    wire_code = "lease_not_found"
+    wire_code = wire.ERROR_LEASE_NOT_FOUND
 
 
 class TooManyLeases(UsherError):
     """``too_many_leases``: the caller's uid holds ``leases.max_per_uid`` leases already."""
 
-    wire_code = "too_many_leases"
+    wire_code = wire.ERROR_TOO_MANY_LEASES
 
 
 class AccountUnconfirmed(UsherError):
     """``account_unconfirmed``: the password is right, but the account waits for its confirmation (``confirm_user``)."""
 
-    wire_code = "account_unconfirmed"
+    wire_code = wire.ERROR_ACCOUNT_UNCONFIRMED
 
 
 class InvalidToken(UsherError):
     """``invalid_token``: a confirmation or reset token that is unknown, used, replaced or expired."""
 
-    wire_code = "invalid_token"
+    wire_code = wire.ERROR_INVALID_TOKEN
 
 
 class InvalidLink(UsherError):
     """``invalid_link``: anonymous credentials cannot be linked to an existing user; a user's last identity (or one
     it does not have) cannot be unlinked."""
 
-    wire_code = "invalid_link"
+    wire_code = wire.ERROR_INVALID_LINK
 
 
 class IdentityInUse(UsherError):
     """``identity_in_use``: the identity belongs to another user, who is unchanged."""
 
-    wire_code = "identity_in_use"
+    wire_code = wire.ERROR_IDENTITY_IN_USE
 
 
 class IdentityMismatch(UsherError):
     """``identity_mismatch``: ``login`` or ``login_wait`` with ``expect_email`` authenticated another account; nothing
     was changed, and the attempt counted as a failed login of the expected account."""
 
-    wire_code = "identity_mismatch"
+    wire_code = wire.ERROR_IDENTITY_MISMATCH
 
 
 class NotSupported(UsherError):
     """``not_supported``: a provider of the user's identities cannot do this (``delete_user`` without an
     account-deletion endpoint); the message says what can be done instead."""
 
-    wire_code = "not_supported"
+    wire_code = wire.ERROR_NOT_SUPPORTED
 
 
 class SeatLocked(UsherError):
     """``seat_locked``: the seat is locked; its active user's tokens are refused until ``unlock`` (:attr:`seat`)."""
 
-    wire_code = "seat_locked"
+    wire_code = wire.ERROR_SEAT_LOCKED
 
     @property
     def seat(self) -> Optional[str]:
@@ -386,13 +388,13 @@ class SeatLocked(UsherError):
 class PinIncorrect(UsherError):
     """``pin_incorrect``: ``unlock`` with a wrong PIN; it counted as a failed login of the seat's user."""
 
-    wire_code = "pin_incorrect"
+    wire_code = wire.ERROR_PIN_INCORRECT
 
 
 class PinNotSet(UsherError):
     """``pin_not_set``: ``unlock``, but the seat's active user has no PIN (``set_pin``)."""
 
-    wire_code = "pin_not_set"
+    wire_code = wire.ERROR_PIN_NOT_SET
 
 
 #: Every wire code this version knows, and its class.
