@@ -22,7 +22,7 @@ _public_ int usher_subscribe(usher_t *u, const char *const *events, const char *
         buf_string_list(&params, "seats", seats);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "subscribe", &params, &m);
+        int r = call_method(u, METHOD_SUBSCRIBE, &params, &m);
         buf_free(&params);
         if (r >= 0)
                 message_done(&m);

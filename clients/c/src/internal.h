@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "methods.h" /* the methods' names, generated from the interface file */
 #include "usher.h"
 
 #define USHER_DEFAULT_TIMEOUT_USEC (25ULL * 1000000ULL) /* as sd-bus's method call timeout */

@@ -10,7 +10,7 @@ _public_ int usher_list_seats(usher_t *u, usher_seat ***ret_seats, size_t *ret_n
         if (!ret_seats)
                 return -EINVAL;
         struct message m;
-        int r = call_method(u, "list_seats", NULL, &m);
+        int r = call_method(u, METHOD_LIST_SEATS, NULL, &m);
         if (r < 0)
                 return r;
         json_object *list = NULL;
@@ -51,7 +51,7 @@ _public_ int usher_inhibit(usher_t *u, const char *seat, const char *mode, const
         buf_string(&params, "why", why);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "inhibit", &params, &m);
+        int r = call_method(u, METHOD_INHIBIT, &params, &m);
         buf_free(&params);
         if (r < 0)
                 return r;
@@ -76,7 +76,7 @@ _public_ int usher_release(usher_t *u, const char *lease_id) {
         buf_string(&params, "lease", lease_id);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "release", &params, &m);
+        int r = call_method(u, METHOD_RELEASE, &params, &m);
         buf_free(&params);
         if (r >= 0)
                 message_done(&m);

@@ -21,7 +21,7 @@ _public_ int usher_lock_seat(usher_t *u, const char *seat) {
         buf_begin(&params);
         buf_string(&params, "seat", seat);
         buf_end(&params);
-        return call_discarding(u, "lock_seat", &params);
+        return call_discarding(u, METHOD_LOCK_SEAT, &params);
 }
 
 /* The PIN is a buffer (it need not end in NUL, and is not kept), as a password is. */
@@ -34,7 +34,7 @@ _public_ int usher_unlock(usher_t *u, const char *seat, const void *pin, size_t 
         buf_string(&params, "seat", seat);
         buf_secret(&params, "pin", pin ? pin : "", pin_len);
         buf_end(&params);
-        return call_discarding(u, "unlock", &params);
+        return call_discarding(u, METHOD_UNLOCK, &params);
 }
 
 _public_ int usher_set_pin(usher_t *u, const char *user_id, const void *pin, size_t pin_len) {
@@ -46,5 +46,5 @@ _public_ int usher_set_pin(usher_t *u, const char *user_id, const void *pin, siz
         buf_string(&params, "user_id", user_id);
         buf_secret(&params, "pin", pin ? pin : "", pin_len);
         buf_end(&params);
-        return call_discarding(u, "set_pin", &params);
+        return call_discarding(u, METHOD_SET_PIN, &params);
 }

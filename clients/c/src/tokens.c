@@ -54,7 +54,7 @@ _public_ int usher_access_token_narrowed(usher_t *u, const char *seat, const cha
         buf_string_list(&params, "scopes", scopes);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "access_token", &params, &m);
+        int r = call_method(u, METHOD_ACCESS_TOKEN, &params, &m);
         buf_free(&params);
         if (r < 0)
                 return r;
@@ -95,7 +95,7 @@ _public_ int usher_dpop_proof(usher_t *u, const char *seat, const char *audience
         buf_string_list(&params, "scopes", scopes);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "dpop_proof", &params, &m);
+        int r = call_method(u, METHOD_DPOP_PROOF, &params, &m);
         buf_free(&params);
         if (r < 0)
                 return r;

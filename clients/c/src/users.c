@@ -31,7 +31,7 @@ static int login(usher_t *u, const char *provider, struct buf *credentials, cons
         params.failed |= credentials->failed;
         buf_end(&params);
         buf_free(credentials);
-        return call_for_user(u, "login", &params, ret);
+        return call_for_user(u, METHOD_LOGIN, &params, ret);
 }
 
 _public_ int usher_login_anonymous(usher_t *u, const char *provider, const char *seat, usher_user **ret) {
@@ -71,7 +71,7 @@ _public_ int usher_register(usher_t *u, const char *provider, const char *email,
         buf_secret(&params, "password", password ? password : "", password_len);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "register", &params, &m);
+        int r = call_method(u, METHOD_REGISTER, &params, &m);
         buf_free(&params);
         if (r >= 0)
                 message_done(&m);
@@ -83,7 +83,7 @@ _public_ int usher_list_users(usher_t *u, usher_user ***ret_users, size_t *ret_n
         if (!ret_users)
                 return -EINVAL;
         struct message m;
-        int r = call_method(u, "list_users", NULL, &m);
+        int r = call_method(u, METHOD_LIST_USERS, NULL, &m);
         if (r < 0)
                 return r;
         json_object *list = NULL;
@@ -117,7 +117,7 @@ _public_ int usher_current_user(usher_t *u, const char *seat, usher_user **ret) 
         buf_string(&params, "seat", seat);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "current_user", &params, &m);
+        int r = call_method(u, METHOD_CURRENT_USER, &params, &m);
         buf_free(&params);
         if (r < 0)
                 return r;
@@ -146,7 +146,7 @@ _public_ int usher_switch_user(usher_t *u, const char *user_id, const char *seat
         buf_string(&params, "user_id", user_id);
         buf_string(&params, "seat", seat);
         buf_end(&params);
-        return call_for_user(u, "switch_user", &params, ret);
+        return call_for_user(u, METHOD_SWITCH_USER, &params, ret);
 }
 
 _public_ int usher_logout(usher_t *u, const char *user_id, const char *seat, usher_user **ret) {
@@ -156,7 +156,7 @@ _public_ int usher_logout(usher_t *u, const char *user_id, const char *seat, ush
         buf_string(&params, "user_id", user_id);
         buf_string(&params, "seat", seat);
         buf_end(&params);
-        return call_for_user(u, "logout", &params, ret);
+        return call_for_user(u, METHOD_LOGOUT, &params, ret);
 }
 
 _public_ int usher_remove_user(usher_t *u, const char *user_id) {
@@ -168,7 +168,7 @@ _public_ int usher_remove_user(usher_t *u, const char *user_id) {
         buf_string(&params, "user_id", user_id);
         buf_end(&params);
         struct message m;
-        int r = call_method(u, "remove_user", &params, &m);
+        int r = call_method(u, METHOD_REMOVE_USER, &params, &m);
         buf_free(&params);
         if (r >= 0)
                 message_done(&m);
