@@ -286,6 +286,8 @@ test-suite-swift: test-deps
 USHER_BIN ?= $(BIN)
 test-python: test-deps
 	cd clients/python && $(TEST_PYTHON) -m mypy --strict src/usher examples
+	@# The readers and generators of the interface file, that tests/test_interface.py runs.
+	$(TEST_PYTHON) -m mypy --strict tools/varlink_idl.py tools/generate_interface.py tools/check_protocol_docs.py
 	cd clients/python && USHER_BIN=$(USHER_BIN) $(TEST_PYTHON) -m pytest -p no:cacheprovider
 
 # The Varlink interface (varlink/io.usher.Session.varlink, docs/varlink.md) through the PyPI varlink client, against

@@ -180,7 +180,7 @@ class _Parser:
     def take(self, text: Optional[str] = None, kind: Optional[str] = None) -> _Token:
         token = self.tokens[self.at]
         if (text is not None and token.text != text) or (kind is not None and token.kind != kind):
-            wanted = repr(text) if text is not None else {"name": "a name", "arrow": "'->'"}.get(kind, kind)
+            wanted = repr(text) if text is not None else {"name": "a name", "arrow": "'->'"}.get(kind or "", kind)
             got = repr(token.text) if token.kind != "end" else "the end of the file"
             raise IdlError(f"line {token.line}: expected {wanted}, found {got}")
         self.at += 1
@@ -304,8 +304,8 @@ def main(arguments: List[str]) -> int:
         return 2
     try:
         interface = load(arguments[0])
-    except (OSError, IdlError) as error:
-        print(f"varlink_idl.py: {arguments[0]}: {error}", file=sys.stderr)
+    except (OSError, IdlError) as problem:
+        print(f"varlink_idl.py: {arguments[0]}: {problem}", file=sys.stderr)
         return 1
     print(f"interface {interface.name}: {len(interface.types)} types, {len(interface.methods)} methods, "
           f"{len(interface.errors)} errors")

@@ -21,6 +21,7 @@ REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(REPOSITORY, "tools"))
 
 import generate_interface  # noqa: E402
+import varlink_idl  # noqa: E402
 
 
 def error_table(path: str) -> list[str]:
@@ -35,7 +36,7 @@ def error_table(path: str) -> list[str]:
 
 def main() -> int:
     failed = generate_interface.main(["--check", "c"])
-    interface = generate_interface.load(generate_interface.IDL)
+    interface = varlink_idl.load(generate_interface.IDL)
     protocol = [error.wire_code for error in interface.errors.values()] + list(generate_interface.PROTOCOL_ONLY_ERRORS)
     table = error_table(os.path.join(os.path.dirname(HERE), "src", "error.c"))
     missing = [code for code in protocol if code not in table]
