@@ -7,7 +7,6 @@
 
 #include "internal.h"
 
-
 /* Zeroes every string in the tree, in place: answers carry access tokens and API keys, and json-c frees its memory
  * without zeroing it. */
 void json_wipe(json_object *o) {

@@ -23,7 +23,6 @@ int seat_from_json(json_object *o, usher_seat **ret) {
         return 0;
 }
 
-
 _public_ usher_seat *usher_seat_free(usher_seat *seat) {
         if (!seat)
                 return NULL;
