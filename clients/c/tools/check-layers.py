@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""check-layers.py OBJECT_DIRECTORY | --self-test
+"""check-layers.py OBJECT.o... | OBJECT_DIRECTORY | --self-test
 
-Fails when libusher's source files call each other in a circle. The graph is read from the compiled objects, not
+Fails when libusher's source files call each other in a circle. Given a directory, it reads every object in it; the
+Makefile names the objects of the sources there are, so that an object left by a file since removed is not read. The graph is read from the compiled objects, not
 the sources: file A depends on file B when A.o leaves undefined a symbol that B.o defines (``nm``), so a call
 through a macro or an inline helper counts as much as a written one. A cycle is printed file by file with the
 symbols that make each step; without one, the files are printed in their layers (each layer calls only layers
@@ -41,15 +42,15 @@ def symbols(obj: str) -> Tuple[Set[str], Set[str]]:
     return defined, undefined
 
 
-def graph(directory: str) -> Graph:
-    objects = sorted(name for name in os.listdir(directory) if name.endswith(".o"))
+def graph(objects: List[str]) -> Graph:
+    """The graph of the objects' source files (each object named after its source: buf.o is buf.c's)."""
     if not objects:
-        raise SystemExit(f"check-layers: no object files in {directory}")
+        raise SystemExit("check-layers: no object files")
     defined: Dict[str, str] = {}
     needs: Dict[str, Set[str]] = {}
-    for name in objects:
-        file = name[: -len(".o")] + ".c"
-        mine, undefined = symbols(os.path.join(directory, name))
+    for path in sorted(objects):
+        file = os.path.basename(path)[: -len(".o")] + ".c"
+        mine, undefined = symbols(path)
         for symbol in mine:
             if symbol in defined:
                 raise SystemExit(f"check-layers: {symbol} is defined in {defined[symbol]} and {file}")
@@ -108,8 +109,12 @@ def layers(edges: Graph) -> List[List[str]]:
     return result
 
 
-def check(directory: str) -> int:
-    edges = graph(directory)
+def objects_in(directory: str) -> List[str]:
+    return [os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".o")]
+
+
+def check(objects: List[str]) -> int:
+    edges = graph(objects)
     cycle = find_cycle(edges)
     if cycle:
         print("check-layers: the files call each other in a circle:", file=sys.stderr)
@@ -136,12 +141,12 @@ def self_test() -> int:
             with open(path, "w", encoding="ascii") as file:
                 file.write(text)
             subprocess.run([compiler, "-c", "-o", path[:-2] + ".o", path], check=True)
-        cycle = find_cycle(graph(directory))
+        cycle = find_cycle(graph(objects_in(directory)))
         if sorted(set(cycle)) != ["a.c", "b.c"] or cycle[0] != cycle[-1]:
             print(f"check-layers --self-test: a.c <-> b.c not found as a cycle (found {cycle})", file=sys.stderr)
             return 1
         os.remove(os.path.join(directory, "b.o"))
-        edges = graph(directory)
+        edges = graph(objects_in(directory))
         found = layers(edges)
         if find_cycle(edges) or found != [["a.c", "d.c"], ["c.c"]]:
             print(f"check-layers --self-test: wrong layers without b.c: {found}", file=sys.stderr)
@@ -153,10 +158,12 @@ def self_test() -> int:
 def main(arguments: List[str]) -> int:
     if arguments == ["--self-test"]:
         return self_test()
-    if len(arguments) != 1:
+    if not arguments or arguments[0].startswith("-"):
         print(__doc__.split("\n", 1)[0], file=sys.stderr)
         return 2
-    return check(arguments[0])
+    if len(arguments) == 1 and os.path.isdir(arguments[0]):
+        return check(objects_in(arguments[0]))
+    return check(arguments)
 
 
 if __name__ == "__main__":
