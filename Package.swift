@@ -27,7 +27,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
-        .target(name: "UsherProtocol", swiftSettings: strict),
+        .target(name: "UsherProtocol", swiftSettings: strict, plugins: ["UsherInterfacePlugin"]),
+        /// Generates the protocol's methods, requests, results, types and error codes from
+        /// varlink/io.usher.Session.varlink (docs/architecture.md, "Adding a method").
+        .plugin(name: "UsherInterfacePlugin", capability: .buildTool(), dependencies: ["UsherInterfaceGenerator"]),
+        .executableTarget(name: "UsherInterfaceGenerator", swiftSettings: strict),
         /// Generates `usherVersion` from the VERSION file for the two binaries (see the plugin's doc comment).
         .plugin(name: "VersionPlugin", capability: .buildTool()),
         /// Embeds the Varlink interface definition (varlink/io.usher.Session.varlink) in the server, which serves it.
@@ -114,7 +118,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict,
-            plugins: ["VarlinkInterfacePlugin"]
+            plugins: ["VarlinkInterfacePlugin", "UsherInterfacePlugin"]
         ),
         /// SQLite's C API, from the system's libsqlite3, opened with dlopen when the store first opens a database (its
         /// header says why): the store's typed layer over it is Sources/UsherStore/SQLite.

@@ -45,8 +45,8 @@ extension Usher {
         func run() throws {
             let connection = try BlockingConnection(to: self.options.location)
             let request = DPoPProofRequest(
-                method: self.method,
-                url: self.url,
+                htm: self.method,
+                htu: self.url,
                 nonce: self.nonce,
                 userID: self.user,
                 seat: self.seat,

@@ -46,7 +46,7 @@ extension Usher {
 
         func run() throws {
             let connection = try BlockingConnection(to: self.options.location)
-            let lease = try connection.send(
+            let answer = try connection.send(
                 InhibitRequest(
                     seat: self.seat,
                     mode: self.mode.mode,
@@ -54,7 +54,12 @@ extension Usher {
                     why: self.why
                 )
             )
-            if self.options.json { Output.json(lease) }
+            // The first reply of `inhibit` names the lease (the later ones carry its events).
+            guard let id = answer.lease, let seat = answer.seat else {
+                throw CLIError("usherd's answer to inhibit named no lease")
+            }
+            let lease = Lease(lease: id, seat: seat)
+            if self.options.json { Output.json(answer) }
             var watch = LeaseWatch(connection: connection, lease: lease)
             let status = try Self.runToCompletion(self.command, watching: &watch)
             watch.release()
@@ -94,15 +99,21 @@ extension Usher {
         }
     }
 
+    /// A lease held: its id and its seat.
+    struct Lease {
+        var lease: String
+        var seat: String
+    }
+
     /// What happens to a lease while its command runs: usherd tells its holder when a forced change breaks it, and
     /// the lease ends with the connection (the daemon stopped, or closed it).
     struct LeaseWatch {
         let connection: BlockingConnection
-        let lease: InhibitRequest.Result
+        let lease: Lease
         /// Why the lease stopped holding, once it did.
         private(set) var lost: String?
 
-        init(connection: BlockingConnection, lease: InhibitRequest.Result) {
+        init(connection: BlockingConnection, lease: Lease) {
             self.connection = connection
             self.lease = lease
         }

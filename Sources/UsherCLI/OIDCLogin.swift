@@ -119,7 +119,7 @@ extension Usher.LoginOptions {
     func runDeviceFlow() async throws {
         try await self.options.withSession { session in
             let begun = try await session.client.send(
-                LoginBeginRequest(provider: self.provider, type: LoginBeginRequest.deviceCode)
+                LoginBeginRequest(provider: self.provider, type: .deviceCode)
             )
             guard let loginID = begun.loginID, let userCode = begun.userCode, let uri = begun.verificationURI else {
                 throw CLIError("usherd did not start a device login")

@@ -75,10 +75,10 @@ extension Usher {
         }
 
         /// `joe@example.com, ann@example.com and 3 more`, or `none`.
-        static func names(_ users: [UserInfo], total: Int) -> String {
+        static func names(_ users: [UserInfo], total: Int64) -> String {
             guard !users.isEmpty else { return "none" }
             var text = users.prefix(self.namesPerLine).map(Format.who).joined(separator: ", ")
-            let more = max(total, users.count) - min(users.count, self.namesPerLine)
+            let more = max(Int(total), users.count) - min(users.count, self.namesPerLine)
             if more > 0 { text += " and \(more) more" }
             return text
         }

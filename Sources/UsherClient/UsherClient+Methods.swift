@@ -33,7 +33,7 @@ extension UsherClient {
     /// with `login`) or a device login (`device_code`: show `userCode` and `verificationURI`, then `loginWait`).
     public func loginBegin(
         provider: String? = nil,
-        type: String? = nil,
+        type: LoginFlow? = nil,
         redirectURI: String? = nil
     ) async throws -> LoginBeginRequest.Result {
         try await self.send(LoginBeginRequest(provider: provider, type: type, redirectURI: redirectURI))
@@ -99,13 +99,7 @@ extension UsherClient {
         scopes: [String]? = nil
     ) async throws -> DPoPProofRequest.Result {
         try await self.send(
-            DPoPProofRequest(
-                method: method,
-                url: url,
-                nonce: nonce,
-                userID: userID,
-                narrowing: TokenAudience(audience: audience, scopes: scopes)
-            )
+            DPoPProofRequest(htm: method, htu: url, nonce: nonce, userID: userID, audience: audience, scopes: scopes)
         )
     }
 

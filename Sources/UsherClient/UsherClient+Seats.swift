@@ -13,8 +13,20 @@ extension UsherClient {
         mode: LeaseMode,
         who: String,
         why: String
-    ) async throws -> InhibitRequest.Result {
-        try await self.send(InhibitRequest(seat: seat, mode: mode, who: who, why: why))
+    ) async throws -> HeldLease {
+        let answer = try await self.send(InhibitRequest(seat: seat, mode: mode, who: who, why: why))
+        // The first reply of `inhibit` names the lease; the interface's result also describes the events that follow
+        // it on a streaming call, so both are optional there.
+        guard let lease = answer.lease, let seat = answer.seat else {
+            throw UsherClientError.malformedResponse("the answer to inhibit named no lease")
+        }
+        return HeldLease(lease: lease, seat: seat)
+    }
+
+    /// A lease this connection holds: its id (for `release`) and its seat.
+    public struct HeldLease: Sendable, Hashable {
+        public var lease: String
+        public var seat: String
     }
 
     /// Releases a lease this connection took.

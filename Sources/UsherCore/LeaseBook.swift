@@ -71,8 +71,8 @@ package final class LeaseBook: Sendable {
                 mode: mode,
                 who: who,
                 why: why,
-                pid: holder.pid,
-                uid: holder.uid,
+                pid: Int64(holder.pid),
+                uid: Int64(holder.uid),
                 executable: holder.executable,
                 since: since
             )

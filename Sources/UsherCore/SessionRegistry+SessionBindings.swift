@@ -90,7 +90,7 @@ extension SessionRegistry {
     /// ends the binding. A failing `logout` or `remove` (a block lease) leaves the binding open, so it can be retried.
     package func closeSession(
         _ id: String,
-        onClose: CloseSessionRequest.OnClose,
+        onClose: CloseAction,
         ownership: Ownership = .everyone
     ) async throws -> (SessionBinding, Int64) {
         try self.requireRunning()

@@ -1,27 +1,3 @@
-/// The names of the events a subscriber can receive.
-public enum EventName: String, Sendable, Hashable, Codable, CaseIterable {
-    case userLoggedIn = "user_logged_in"
-    case activeUserChanged = "active_user_changed"
-    case userLoggedOut = "user_logged_out"
-    case userRemoved = "user_removed"
-    /// A user changed other than in its state: its identities (`link_credentials`, `unlink_identity`), its profile or
-    /// custom data (`refresh_profile`, `update_profile`).
-    case userChanged = "user_changed"
-    case tokenRefreshed = "token_refreshed"
-    case refreshFailed = "refresh_failed"
-    case daemonStopping = "daemon_stopping"
-    case seatAdded = "seat_added"
-    case seatRemoved = "seat_removed"
-    /// Sent only to the holders of a delay lease on the seat (not to subscribers): a change waits for them.
-    case switchPending = "switch_pending"
-    /// Sent only to the holders of the leases it broke (not to subscribers).
-    case leaseBroken = "lease_broken"
-    /// A seat was locked: its active user's tokens are refused until it is unlocked (`data.by`: who locked it).
-    case seatLocked = "seat_locked"
-    /// A seat was unlocked (`data.by`: `"pin"`, `"logind"`).
-    case seatUnlocked = "seat_unlocked"
-}
-
 extension EventName {
     /// The events `subscribe` delivers when it names none: every event but those sent only to lease holders (naming
     /// those is allowed, and delivers nothing: they go to the lease's connection, subscribed or not).

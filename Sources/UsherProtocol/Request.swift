@@ -53,51 +53,6 @@ public enum RequestID: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 }
 
-/// Every method of protocol v1.
-public enum Method: String, Sendable, Hashable, CaseIterable, Codable {
-    case hello
-    case providers
-    case register
-    case login
-    case currentUser = "current_user"
-    case listUsers = "list_users"
-    case switchUser = "switch_user"
-    case logout
-    case removeUser = "remove_user"
-    case accessToken = "access_token"
-    case refresh
-    case createAPIKey = "create_api_key"
-    case listAPIKeys = "list_api_keys"
-    case deleteAPIKey = "delete_api_key"
-    case jwks
-    case subscribe
-    case status
-    case loginBegin = "login_begin"
-    case loginWait = "login_wait"
-    case listSeats = "list_seats"
-    case inhibit
-    case release
-    case listLeases = "list_leases"
-    case changePassword = "change_password"
-    case linkCredentials = "link_credentials"
-    case unlinkIdentity = "unlink_identity"
-    case deleteUser = "delete_user"
-    case resetPassword = "reset_password"
-    case confirmUser = "confirm_user"
-    case resendConfirmation = "resend_confirmation"
-    case requestPasswordReset = "request_password_reset"
-    case completePasswordReset = "complete_password_reset"
-    case refreshProfile = "refresh_profile"
-    case updateProfile = "update_profile"
-    case dpopProof = "dpop_proof"
-    case lockSeat = "lock_seat"
-    case unlock
-    case setPIN = "set_pin"
-    case openSession = "open_session"
-    case closeSession = "close_session"
-    case userStatus = "user_status"
-}
-
 /// A request as read off the wire, before its parameters are interpreted.
 public struct Request: Sendable, Hashable {
     public var id: RequestID?
@@ -157,21 +112,29 @@ public struct RequestHead: Sendable, Hashable {
     }
 }
 
-/// A typed request: the parameters of one method and the type of its result.
+/// A typed request: the parameters of one method and the type of its result. Every conforming type is generated from
+/// the interface (varlink/io.usher.Session.varlink, by the UsherInterfacePlugin); what the interface cannot say is its
+/// hand-written `validate(_:)`.
 public protocol UsherRequest: Sendable {
     associatedtype Result: Codable & Sendable
     static var method: Method { get }
-    /// Interprets wire parameters, throwing `invalid_params` with a precise message.
+    /// Interprets wire parameters, throwing `invalid_params` with a precise message (`ParamsDecoder`).
     init(params: Params) throws(ResponseError)
     /// The wire parameters of this request.
     var params: Params { get }
+    /// Checks (and where the wire allows two spellings, normalises) what the interface cannot say: ranges, lengths,
+    /// parameters that go together. Called by `init(params:)` after every field is decoded, with the parameters it
+    /// read. The default checks nothing.
+    mutating func validate(_ params: Params) throws(ResponseError)
 }
 
 extension UsherRequest {
     public var request: Request { Request(id: nil, method: Self.method.rawValue, params: self.params) }
+
+    public mutating func validate(_ params: Params) throws(ResponseError) {}
 }
 
-/// The `params` object of a request, with accessors that produce precise `invalid_params` errors.
+/// The `params` object of a request, as sent: `ParamsDecoder` reads it into a typed request, `ParamsEncoder` writes one.
 public struct Params: Sendable, Hashable {
     public var values: [String: JSONValue]
 
@@ -182,85 +145,5 @@ public struct Params: Sendable, Hashable {
     public subscript(key: String) -> JSONValue? {
         get { self.values[key] }
         set { self.values[key] = newValue }
-    }
-
-    /// Sets `key` unless `value` is nil (absent optionals are not sent).
-    public mutating func set(_ key: String, _ value: String?) {
-        if let value { self.values[key] = .string(value) }
-    }
-
-    public mutating func set(_ key: String, _ value: Int64?) {
-        if let value { self.values[key] = .int(value) }
-    }
-
-    private func present(_ key: String) -> JSONValue? {
-        switch self.values[key] {
-        case .none, .some(.null): nil
-        case .some(let value): value
-        }
-    }
-
-    private static func wrongType(_ key: String, _ expected: String, _ value: JSONValue) -> ResponseError {
-        ResponseError(.invalidParams, "params.\(key) must be \(expected), not \(value.typeName)")
-    }
-
-    public func requiredString(_ key: String) throws(ResponseError) -> String {
-        guard let value = try self.optionalString(key) else {
-            throw ResponseError(.invalidParams, "params.\(key) is required")
-        }
-        return value
-    }
-
-    public func optionalString(_ key: String) throws(ResponseError) -> String? {
-        guard let value = self.present(key) else { return nil }
-        guard case .string(let string) = value else { throw Self.wrongType(key, "a string", value) }
-        return string
-    }
-
-    public func optionalInt(_ key: String, in range: ClosedRange<Int64>) throws(ResponseError) -> Int64? {
-        guard let value = self.present(key) else { return nil }
-        let int: Int64
-        switch value {
-        case .int(let value): int = value
-        case .double(let value) where value.rounded() == value && abs(value) < 9e15: int = Int64(value)
-        default: throw Self.wrongType(key, "an integer", value)
-        }
-        guard range.contains(int) else {
-            throw ResponseError(
-                .invalidParams,
-                "params.\(key) must be between \(range.lowerBound) and \(range.upperBound)"
-            )
-        }
-        return int
-    }
-
-    public func requiredObject(_ key: String) throws(ResponseError) -> [String: JSONValue] {
-        guard let value = self.present(key) else { throw ResponseError(.invalidParams, "params.\(key) is required") }
-        guard case .object(let object) = value else { throw Self.wrongType(key, "an object", value) }
-        return object
-    }
-
-    public func optionalBool(_ key: String) throws(ResponseError) -> Bool? {
-        guard let value = self.present(key) else { return nil }
-        guard case .bool(let bool) = value else { throw Self.wrongType(key, "a boolean", value) }
-        return bool
-    }
-
-    /// Sets `key` when `value` is true (a false flag is the default and is not sent).
-    public mutating func set(_ key: String, flag value: Bool) {
-        if value { self.values[key] = .bool(true) }
-    }
-
-    public func optionalStringArray(_ key: String) throws(ResponseError) -> [String]? {
-        guard let value = self.present(key) else { return nil }
-        guard case .array(let elements) = value else { throw Self.wrongType(key, "an array of strings", value) }
-        var strings: [String] = []
-        for element in elements {
-            guard case .string(let string) = element else {
-                throw Self.wrongType(key, "an array of strings", element)
-            }
-            strings.append(string)
-        }
-        return strings
     }
 }

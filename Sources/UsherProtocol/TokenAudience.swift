@@ -21,16 +21,14 @@ public struct TokenAudience: Sendable, Hashable {
     /// Whether it asks for anything narrower than the session's token.
     public var narrows: Bool { self.audience != nil || self.scopes != nil }
 
-    /// Reads and checks `audience` and `scopes` from a request's parameters.
-    public init(params: Params) throws(ResponseError) {
-        let audience = try params.optionalString("audience")
-        let scopes = try params.optionalStringArray("scopes")
+    /// `audience` and `scopes` as a request sent them, checked (`access_token`'s and `dpop_proof`'s `validate`).
+    public static func checked(audience: String?, scopes: [String]?) throws(ResponseError) -> TokenAudience {
         if let audience {
             guard (1...Self.maximumAudienceLength).contains(audience.utf8.count),
                 audience.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
             else {
-                throw ResponseError(
-                    .invalidParams,
+                throw ParamsDecoder.invalid(
+                    "audience",
                     "params.audience must be 1 to \(Self.maximumAudienceLength) printable ASCII characters without "
                         + "spaces (a URI or a name)"
                 )
@@ -40,21 +38,15 @@ public struct TokenAudience: Sendable, Hashable {
             guard (1...Self.maximumScopeCount).contains(scopes.count),
                 scopes.allSatisfy(Self.isScopeToken)
             else {
-                throw ResponseError(
-                    .invalidParams,
+                throw ParamsDecoder.invalid(
+                    "scopes",
                     "params.scopes must be 1 to \(Self.maximumScopeCount) scopes, each 1 to "
                         + "\(Self.maximumScopeLength) printable ASCII characters without spaces, quotes or "
                         + "backslashes (RFC 6749 section 3.3)"
                 )
             }
         }
-        self.init(audience: audience, scopes: scopes)
-    }
-
-    /// Writes `audience` and `scopes` into a request's parameters.
-    public func set(in params: inout Params) {
-        params.set("audience", self.audience)
-        if let scopes = self.scopes { params.values["scopes"] = .array(scopes.map { .string($0) }) }
+        return TokenAudience(audience: audience, scopes: scopes)
     }
 
     /// RFC 6749 section 3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.

@@ -172,7 +172,7 @@ extension UserResult {
     /// This answer (`login`, `switch_user` and the other changes of a user) as `LineCodec` encodes it (without the
     /// envelope): the shape of `current_user`'s, with a user always present.
     public func write(to writer: inout WireWriter) {
-        CurrentUserRequest.Result(generation: self.generation, seat: self.seat, user: self.user)
+        CurrentUserRequest.Result(generation: self.generation, seat: self.seat, user: self.user, locked: false)
             .write(to: &writer, withLock: false)
     }
 }

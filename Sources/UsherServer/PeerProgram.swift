@@ -146,8 +146,8 @@ package final class PeerProgram: Sendable, Hashable {
     }
 
     /// What `hello` reports.
-    package var wireValue: HelloRequest.Program {
-        HelloRequest.Program(
+    package var wireValue: ProgramInfo {
+        ProgramInfo(
             identified: self.isUnchanged,
             executable: self.identity.executable,
             executableSHA256: self.executableSHA256,

@@ -6,15 +6,15 @@ import UsherProtocol
 @Suite("dpop_proof params")
 struct DPoPProofParamsTests {
     @Test func readsBackAndLeavesTheQueryAndFragmentOut() throws {
-        let request = DPoPProofRequest(method: "POST", url: "https://api.example.com/a", nonce: "n-1", userID: "u_01")
+        let request = DPoPProofRequest(htm: "POST", htu: "https://api.example.com/a", nonce: "n-1", userID: "u_01")
         #expect(try DPoPProofRequest(params: request.params).params == request.params)
         let decoded = try DPoPProofRequest(
             params: Params(["htm": "GET", "htu": "https://api.example.com:8443/v1/items?page=2#top"])
         )
-        #expect(decoded.url == "https://api.example.com:8443/v1/items")
-        #expect(decoded.method == "GET")
+        #expect(decoded.htu == "https://api.example.com:8443/v1/items")
+        #expect(decoded.htm == "GET")
         #expect(decoded.nonce == nil && decoded.userID == nil)
-        #expect(try DPoPProofRequest(params: Params(["htm": "GET", "htu": "HTTP://h/#f"])).url == "HTTP://h/")
+        #expect(try DPoPProofRequest(params: Params(["htm": "GET", "htu": "HTTP://h/#f"])).htu == "HTTP://h/")
     }
 
     @Test(arguments: [

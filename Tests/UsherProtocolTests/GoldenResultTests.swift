@@ -7,10 +7,10 @@ import UsherProtocol
 struct GoldenResultTests {
     @Test func helloResult() throws {
         let result = HelloRequest.Result(
-            protocol: protocolVersion,
+            protocol: Int64(protocolVersion),
             server: "usherd",
             version: "0.1.0",
-            peer: HelloRequest.Peer(uid: 1000, gid: 1001, pid: 4242),
+            peer: PeerInfo(uid: 1000, gid: 1001, pid: 4242),
             permissions: ["read", "write"]
         )
         try expectResult(
@@ -25,12 +25,12 @@ struct GoldenResultTests {
     /// when unknown.
     @Test func helloResultWithProgram() throws {
         let identified = HelloRequest.Result(
-            protocol: protocolVersion,
+            protocol: Int64(protocolVersion),
             server: "usherd",
             version: "0.1.0",
-            peer: HelloRequest.Peer(uid: 1000, gid: 1001, pid: 4242),
+            peer: PeerInfo(uid: 1000, gid: 1001, pid: 4242),
             permissions: ["token"],
-            program: HelloRequest.Program(
+            program: ProgramInfo(
                 identified: true,
                 executable: "/usr/bin/kiosk-app",
                 executableSHA256: String(repeating: "ab", count: 32),
@@ -48,12 +48,12 @@ struct GoldenResultTests {
                 + #""protocol":1,"server":"usherd","version":"0.1.0"}}"# + "\n"
         )
         let unknown = HelloRequest.Result(
-            protocol: protocolVersion,
+            protocol: Int64(protocolVersion),
             server: "usherd",
             version: "0.1.0",
-            peer: HelloRequest.Peer(uid: 1000, gid: 1001, pid: 4242),
+            peer: PeerInfo(uid: 1000, gid: 1001, pid: 4242),
             permissions: [],
-            program: HelloRequest.Program(identified: false, executable: nil)
+            program: ProgramInfo(identified: false, executable: nil)
         )
         try expectResult(
             unknown,
@@ -286,7 +286,8 @@ struct GoldenResultTests {
     @Test func loginBeginResults() throws {
         try expectResult(
             LoginBeginRequest.Result(
-                type: "authorization_code",
+                type: .authorizationCode,
+                status: "pending",
                 provider: "corp",
                 authorizeURL: "https://id.example.com/authorize?client_id=usher",
                 state: "st",
@@ -303,7 +304,8 @@ struct GoldenResultTests {
         )
         try expectResult(
             LoginBeginRequest.Result(
-                type: "device_code",
+                type: .deviceCode,
+                status: "pending",
                 provider: "corp",
                 loginID: "corp.abc",
                 verificationURI: "https://id.example.com/device",
@@ -339,10 +341,10 @@ struct GoldenResultTests {
             version: "0.1.0",
             uptimeSeconds: 3600,
             generation: 12,
-            users: StatusRequest.UserCounts(loggedIn: 0, loggedOut: 2),
+            users: UserCounts(loggedIn: 0, loggedOut: 2),
             activeUserID: nil,
             connections: 1,
-            refresh: StatusRequest.RefreshCounters(scheduled: 0, nextAt: nil, succeeded: 40, failed: 1)
+            refresh: RefreshCounters(scheduled: 0, nextAt: nil, succeeded: 40, failed: 1)
         )
         try expectResult(
             result,
@@ -358,10 +360,10 @@ struct GoldenResultTests {
             version: "0.1.0",
             uptimeSeconds: 0,
             generation: 1,
-            users: StatusRequest.UserCounts(loggedIn: 3, loggedOut: 0),
+            users: UserCounts(loggedIn: 3, loggedOut: 0),
             activeUserID: "u_01",
             connections: 0,
-            refresh: StatusRequest.RefreshCounters(
+            refresh: RefreshCounters(
                 scheduled: 3,
                 nextAt: Fixtures.at(3_000_000),
                 succeeded: 0,

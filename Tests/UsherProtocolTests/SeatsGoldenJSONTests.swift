@@ -144,7 +144,7 @@ struct SeatsGoldenJSONTests {
         let switched = try SwitchUserRequest(
             params: Params(["user_id": "u", "seat": "rear", "move": true, "force": true])
         )
-        #expect(switched.seat == "rear" && switched.move && switched.force)
+        #expect(switched.seat == "rear" && switched.move == true && switched.force == true)
         #expect(switched.params == Params(["user_id": "u", "seat": "rear", "move": true, "force": true]))
         #expect(try SwitchUserRequest(params: Params(["user_id": "u"])).params == Params(["user_id": "u"]))
         #expect(throws: ResponseError(.invalidParams, "params.move must be a boolean, not string")) {

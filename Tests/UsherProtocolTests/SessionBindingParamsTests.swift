@@ -19,8 +19,8 @@ struct SessionBindingParamsTests {
     }
 
     @Test func closeSessionTakesTheThreeOnCloseValuesOnly() throws {
-        #expect(try CloseSessionRequest(params: Params(["binding": "b_1"])).onClose == .keep)
-        for value in CloseSessionRequest.OnClose.allCases {
+        #expect(try CloseSessionRequest(params: Params(["binding": "b_1"])).action == .keep)
+        for value in CloseAction.allCases {
             let request = CloseSessionRequest(binding: "b_1", onClose: value)
             #expect(try CloseSessionRequest(params: request.params).onClose == value)
         }
@@ -32,12 +32,12 @@ struct SessionBindingParamsTests {
 
     @Test func loginReadsExpectEmailAndActivate() throws {
         var request = LoginRequest.emailPassword(email: "ann@example.com", password: "secret")
-        #expect(request.activate && request.expectEmail == nil)
+        #expect(request.activates && request.expectEmail == nil)
         #expect(request.params["activate"] == nil)
         request.expectEmail = "ann@example.com"
         request.activate = false
         let read = try LoginRequest(params: request.params)
-        #expect(read.expectEmail == "ann@example.com" && !read.activate)
+        #expect(read.expectEmail == "ann@example.com" && !read.activates)
         var wait = LoginWaitRequest(loginID: "device.x")
         wait.activate = false
         #expect(try LoginWaitRequest(params: wait.params).activate == false)

@@ -4,42 +4,6 @@ import UsherProtocol
 /// `init(params:)` of every request: precise `invalid_params` errors, and `params` that read back as the same request.
 @Suite("Typed params")
 struct TypedParamsTests {
-    // MARK: - coverage
-
-    @Test func everyMethodHasARequestType() {
-        let types: [any UsherRequest.Type] = [
-            HelloRequest.self, ProvidersRequest.self, RegisterRequest.self, LoginRequest.self,
-            CurrentUserRequest.self, ListUsersRequest.self, SwitchUserRequest.self, LogoutRequest.self,
-            RemoveUserRequest.self, AccessTokenRequest.self, RefreshRequest.self, CreateAPIKeyRequest.self,
-            ListAPIKeysRequest.self, DeleteAPIKeyRequest.self, JWKSRequest.self, SubscribeRequest.self,
-            StatusRequest.self, LoginBeginRequest.self, LoginWaitRequest.self, ListSeatsRequest.self,
-            InhibitRequest.self, ReleaseRequest.self, ListLeasesRequest.self, ChangePasswordRequest.self,
-            LinkCredentialsRequest.self, UnlinkIdentityRequest.self, DeleteUserRequest.self,
-            ResetPasswordRequest.self, ConfirmUserRequest.self, ResendConfirmationRequest.self,
-            RequestPasswordResetRequest.self, CompletePasswordResetRequest.self,
-            RefreshProfileRequest.self, UpdateProfileRequest.self, DPoPProofRequest.self,
-            LockSeatRequest.self, UnlockRequest.self, SetPINRequest.self, OpenSessionRequest.self,
-            CloseSessionRequest.self, UserStatusRequest.self,
-        ]
-        #expect(types.map { $0.method.rawValue }.sorted() == Method.allCases.map(\.rawValue).sorted())
-        #expect(protocolVersion == 1)
-    }
-
-    @Test func methodNamesAreStable() {
-        #expect(
-            Method.allCases.map(\.rawValue) == [
-                "hello", "providers", "register", "login", "current_user", "list_users", "switch_user", "logout",
-                "remove_user", "access_token", "refresh", "create_api_key", "list_api_keys", "delete_api_key",
-                "jwks", "subscribe", "status", "login_begin", "login_wait", "list_seats", "inhibit", "release",
-                "list_leases", "change_password", "link_credentials", "unlink_identity", "delete_user",
-                "reset_password", "confirm_user", "resend_confirmation", "request_password_reset",
-                "complete_password_reset",
-                "refresh_profile", "update_profile", "dpop_proof", "lock_seat", "unlock", "set_pin", "open_session",
-                "close_session", "user_status",
-            ]
-        )
-    }
-
     @Test func changePasswordNeedsBothPasswordsAndReadsBack() throws {
         let request = ChangePasswordRequest(email: "ann@example.com", oldPassword: "a secret", newPassword: "b secret")
         #expect(try ChangePasswordRequest(params: request.params).params == request.params)
@@ -80,7 +44,7 @@ struct TypedParamsTests {
         #expect(throws: ResponseError(.invalidParams, "update_profile needs at least one of name, picture, locale")) {
             try UpdateProfileRequest(params: Params(["user_id": "u_1", "email": "x@example.com"]))
         }
-        #expect(throws: ResponseError(.invalidParams, "params.picture must be a string or null, not number")) {
+        #expect(throws: ResponseError(.invalidParams, "params.picture must be a string, not number")) {
             try UpdateProfileRequest(params: Params(["picture": 3]))
         }
         try expectRoundTrip(RefreshProfileRequest(userID: "u_1", seat: "seat0")) {
@@ -368,12 +332,12 @@ struct TypedParamsTests {
             #expect($0.redirectURI == nil)
         }
         try expectRoundTrip(
-            LoginBeginRequest(provider: "corp", type: "authorization_code", redirectURI: "http://127.0.0.1:5/cb")
+            LoginBeginRequest(provider: "corp", type: .authorizationCode, redirectURI: "http://127.0.0.1:5/cb")
         ) {
             #expect($0.provider == "corp")
             #expect($0.redirectURI == "http://127.0.0.1:5/cb")
         }
-        try expectRoundTrip(LoginBeginRequest(type: "device_code")) { #expect($0.type == "device_code") }
+        try expectRoundTrip(LoginBeginRequest(type: .deviceCode)) { #expect($0.type == .deviceCode) }
         expectInvalid(LoginBeginRequest.self, ["type": "password"], "params.type must be")
         expectInvalid(LoginBeginRequest.self, ["type": 1], "params.type must be a string")
         expectInvalid(
@@ -396,7 +360,7 @@ struct TypedParamsTests {
             AccessTokenRequest(userID: "u", minValid: 0), RefreshRequest(), CreateAPIKeyRequest(name: "n"),
             ListAPIKeysRequest(), DeleteAPIKeyRequest(name: "n", userID: "u"), JWKSRequest(),
             SubscribeRequest(events: [.userRemoved]), StatusRequest(),
-            LoginBeginRequest(provider: "p", type: "device_code"), LoginWaitRequest(loginID: "p.x"),
+            LoginBeginRequest(provider: "p", type: .deviceCode), LoginWaitRequest(loginID: "p.x"),
         ]
         for typed in requests {
             var request = typed.request

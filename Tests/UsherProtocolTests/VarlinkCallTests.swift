@@ -19,7 +19,7 @@ struct VarlinkCallTests {
         #expect(call.parametersBytes == Array(#"{"user_id":"u_1","seat":null}"#.utf8))
         let head = call.head(method: .switchUser)
         #expect(head.id == nil && head.method == "switch_user")
-        #expect(try head.decodeParams().requiredString("user_id") == "u_1")
+        #expect(try ParamsDecoder(head.decodeParams()).string("user_id") == "u_1")
     }
 
     @Test func flagsDefaultToFalseAndNullParametersToNone() throws {

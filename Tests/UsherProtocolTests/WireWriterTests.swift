@@ -110,10 +110,10 @@ struct WireWriterTests {
 
     @Test func helloMatchesLineCodec() {
         for (index, text) in Self.awkwardStrings.enumerated() {
-            let programs: [HelloRequest.Program?] = [
+            let programs: [ProgramInfo?] = [
                 nil,
-                HelloRequest.Program(identified: false, executable: nil),
-                HelloRequest.Program(
+                ProgramInfo(identified: false, executable: nil),
+                ProgramInfo(
                     identified: index.isMultiple(of: 2),
                     executable: "/usr/bin/\(text)",
                     executableSHA256: index.isMultiple(of: 3) ? "ab\(text)" : nil,
@@ -123,10 +123,10 @@ struct WireWriterTests {
             ]
             for program in programs {
                 let result = HelloRequest.Result(
-                    protocol: index,
+                    protocol: Int64(index),
                     server: "usherd",
                     version: "1.\(text)",
-                    peer: HelloRequest.Peer(uid: UInt32(index), gid: UInt32.max, pid: Int32.max - Int32(index)),
+                    peer: PeerInfo(uid: Int64(index), gid: Int64(UInt32.max), pid: Int64(Int32.max) - Int64(index)),
                     permissions: index.isMultiple(of: 2) ? [] : ["admin", "manage", text],
                     program: program
                 )

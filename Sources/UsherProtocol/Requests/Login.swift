@@ -1,28 +1,7 @@
-/// `login`: authenticates with a provider; the user is added if new, becomes logged in and becomes the active user.
-public struct LoginRequest: UsherRequest, CustomStringConvertible {
-    public static let method = Method.login
-    public var provider: String?
-    /// `{"type": "email_password", "email", "password"}`, `{"type": "anonymous"}`, `{"type": "api_key", "key"}`, or a
-    /// type another provider defines. Holds secrets: never logged.
-    public var credentials: [String: JSONValue]
-    /// The seat the user becomes active on. Default: the caller's seat (logind), else the default seat.
-    public var seat: String?
-    /// Whether a user active on another seat moves here (else `user_active_elsewhere`).
-    public var move = false
-    /// Whether a block lease on the seat is broken (needs `manage`; audited as forced).
-    public var force = false
-    /// The email the authenticated account must have (case-insensitive); another account is refused with
-    /// `identity_mismatch` before anything is committed (`pam_usher`: the PAM user's account).
-    public var expectEmail: String?
-    /// Whether the user becomes the seat's active user (default true); false logs it in without changing who is
-    /// active (PAM's auth stage: `su bob` in alice's session does not hand the seat to bob).
-    public var activate = true
+// What `login`, `link_credentials` and `login_wait` add to their generated types (varlink/io.usher.Session.varlink):
+// the credential shapes the CLI and the client build, and descriptions that never show a secret.
 
-    public init(provider: String? = nil, credentials: [String: JSONValue]) {
-        self.provider = provider
-        self.credentials = credentials
-    }
-
+extension LoginRequest: CustomStringConvertible {
     public static func emailPassword(provider: String? = nil, email: String, password: String) -> LoginRequest {
         LoginRequest(
             provider: provider,
@@ -38,49 +17,65 @@ public struct LoginRequest: UsherRequest, CustomStringConvertible {
         LoginRequest(provider: provider, credentials: ["type": "api_key", "key": .string(key)])
     }
 
-    public init(params: Params) throws(ResponseError) {
-        self.provider = try params.optionalString("provider")
-        self.credentials = try params.requiredObject("credentials")
-        self.seat = try params.optionalString("seat")
-        self.move = try params.optionalBool("move") ?? false
-        self.force = try params.optionalBool("force") ?? false
-        self.expectEmail = try params.optionalString("expect_email")
-        self.activate = try params.optionalBool("activate") ?? true
-        guard case .string = self.credentials["type"] else {
-            throw ResponseError(.invalidParams, "params.credentials.type is required and must be a string")
+    public mutating func validate(_ params: Params) throws(ResponseError) {
+        try Self.checkCredentialType(self.credentials)
+    }
+
+    /// `credentials.type` is a string: which provider's type of credentials they are.
+    static func checkCredentialType(_ credentials: [String: JSONValue]) throws(ResponseError) {
+        guard case .string = credentials["type"] else {
+            throw ParamsDecoder.invalid("credentials", "params.credentials.type is required and must be a string")
         }
     }
 
     /// The credential type (`email_password`, `anonymous`, ...).
     public var credentialType: String { self.credentials["type"]?.stringValue ?? "" }
 
-    public var params: Params {
-        var params = Params(["credentials": .object(self.credentials)])
-        params.set("provider", self.provider)
-        params.set("seat", self.seat)
-        params.set("move", flag: self.move)
-        params.set("force", flag: self.force)
-        params.set("expect_email", self.expectEmail)
-        if !self.activate { params.values["activate"] = .bool(false) }
-        return params
-    }
+    /// Whether the user becomes the seat's active user (`activate`, default true).
+    public var activates: Bool { self.activate ?? true }
 
     /// Never shows the credentials, only their type.
     public var description: String { "login(provider: \(self.provider ?? "default"), type: \(self.credentialType))" }
-
-    public typealias Result = UserResult
 }
 
-/// `{"generation", "seat", "user"}`: the answer of `login` and `switch_user`.
-public struct UserResult: Sendable, Hashable, Codable {
-    public var generation: Int64
-    /// The seat the user is active on after the change (absent when none).
-    public var seat: String?
-    public var user: UserInfo
+extension LinkCredentialsRequest: CustomStringConvertible {
+    public mutating func validate(_ params: Params) throws(ResponseError) {
+        try LoginRequest.checkCredentialType(self.credentials)
+    }
 
-    public init(generation: Int64, seat: String? = nil, user: UserInfo) {
-        self.generation = generation
-        self.seat = seat
-        self.user = user
+    /// The credential type (`email_password`, `id_token`, ...).
+    public var credentialType: String { self.credentials["type"]?.stringValue ?? "" }
+
+    /// Never shows the credentials, only their type.
+    public var description: String {
+        "link_credentials(user_id: \(self.userID ?? "active"), provider: \(self.provider ?? "default"), "
+            + "type: \(self.credentialType))"
+    }
+}
+
+extension LoginWaitRequest {
+    /// As `login`'s: whether the user becomes the seat's active user (default true).
+    public var activates: Bool { self.activate ?? true }
+}
+
+extension LoginBeginRequest {
+    public mutating func validate(_ params: Params) throws(ResponseError) {
+        if self.redirectURI != nil, self.type == .deviceCode {
+            throw ParamsDecoder.invalid(
+                "redirect_uri",
+                "params.redirect_uri goes with type \"authorization_code\" only"
+            )
+        }
+    }
+}
+
+/// `{"generation", "seat", "user"}`: the answer of `login`, `login_wait`, `switch_user`, `link_credentials`,
+/// `refresh_profile` and `update_profile`.
+public typealias UserResult = LoginRequest.Result
+
+extension UserResult {
+    /// In the order the answer's keys are written.
+    public init(generation: Int64, seat: String?, user: UserInfo) {
+        self.init(generation: generation, user: user, seat: seat)
     }
 }

@@ -1,75 +1,38 @@
-/// `refresh_profile`: refreshes a user's tokens and reads its claims at the provider again (the SDK's
-/// `refreshCustomData()`); answers with the user.
-public struct RefreshProfileRequest: UsherRequest {
-    public static let method = Method.refreshProfile
-    /// Default: the active user.
-    public var userID: String?
-    /// The seat whose active user is meant when `user_id` is absent. Default: the caller's seat, else the default.
-    public var seat: String?
-
-    public init(userID: String? = nil, seat: String? = nil) {
-        self.userID = userID
-        self.seat = seat
-    }
-
-    public init(params: Params) throws(ResponseError) {
-        self.userID = try params.optionalString("user_id")
-        self.seat = try params.optionalString("seat")
-    }
-
-    public var params: Params {
-        var params = Params()
-        params.set("user_id", self.userID)
-        params.set("seat", self.seat)
-        return params
-    }
-
-    public typealias Result = UserResult
-}
-
-/// `update_profile`: sets the name, picture or locale of a local email/password account's profile; answers with the
-/// user. A member that is absent stays as it is; `null` or `""` removes it.
-public struct UpdateProfileRequest: UsherRequest {
-    public static let method = Method.updateProfile
+extension UpdateProfileRequest {
     /// The claims `update_profile` sets.
     public static let claimNames = ["name", "picture", "locale"]
-    /// Default: the active user.
-    public var userID: String?
-    public var seat: String?
-    /// The claims to change, by name (`name`, `picture`, `locale`): a string sets it, `.null` removes it.
-    public var changes: [String: JSONValue]
 
+    /// The claims to change, by name: a string sets it, `.null` removes it.
     public init(userID: String? = nil, seat: String? = nil, changes: [String: JSONValue]) {
-        self.userID = userID
-        self.seat = seat
-        self.changes = changes
-    }
-
-    public init(params: Params) throws(ResponseError) {
-        self.userID = try params.optionalString("user_id")
-        self.seat = try params.optionalString("seat")
-        var changes: [String: JSONValue] = [:]
-        for name in Self.claimNames {
-            switch params[name] {
-            case .none: continue
-            case .some(.null): changes[name] = .null
-            case .some(.string(let value)): changes[name] = .string(value)
-            case .some(let value):
-                throw ResponseError(.invalidParams, "params.\(name) must be a string or null, not \(value.typeName)")
+        func claim(_ name: String) -> String? {
+            switch changes[name] {
+            case .string(let value)?: value
+            case .null?: ""
+            default: nil
             }
         }
-        guard !changes.isEmpty else {
-            throw ResponseError(.invalidParams, "update_profile needs at least one of name, picture, locale")
+        self.init(userID: userID, seat: seat, name: claim("name"), picture: claim("picture"), locale: claim("locale"))
+    }
+
+    /// The claims to change, by name (`name`, `picture`, `locale`): a string sets it, `.null` removes it (sent as
+    /// `null` or `""`).
+    public var changes: [String: JSONValue] {
+        var changes: [String: JSONValue] = [:]
+        for (name, value) in [("name", self.name), ("picture", self.picture), ("locale", self.locale)] {
+            guard let value else { continue }
+            changes[name] = value.isEmpty ? .null : .string(value)
         }
-        self.changes = changes
+        return changes
     }
 
-    public var params: Params {
-        var params = Params(self.changes)
-        params.set("user_id", self.userID)
-        params.set("seat", self.seat)
-        return params
+    /// `null` removes a claim as `""` does (the generated decoder reads `null` as absent, so it is read here), and at
+    /// least one claim must be named.
+    public mutating func validate(_ params: Params) throws(ResponseError) {
+        if params["name"] == .null { self.name = "" }
+        if params["picture"] == .null { self.picture = "" }
+        if params["locale"] == .null { self.locale = "" }
+        guard self.name != nil || self.picture != nil || self.locale != nil else {
+            throw ParamsDecoder.invalid("name", "update_profile needs at least one of name, picture, locale")
+        }
     }
-
-    public typealias Result = UserResult
 }

@@ -12,16 +12,16 @@ extension MethodHandler {
     ) { request, call in
         let (binding, generation) = try await call.registry.closeSession(
             request.binding,
-            onClose: request.onClose,
+            onClose: request.action,
             ownership: call.ownership
         )
         let result = CloseSessionRequest.Result(
             binding: binding.id,
             userID: binding.userID,
-            onClose: request.onClose,
+            onClose: request.action,
             generation: generation
         )
         return .result(result, call, userID: binding.userID)
-            .auditing(["binding.id": "\(binding.id)", "on_close": "\(request.onClose.rawValue)"])
+            .auditing(["binding.id": "\(binding.id)", "on_close": "\(request.action.rawValue)"])
     }
 }

@@ -8,8 +8,8 @@ extension MethodHandler {
         call in
         let result = try await call.registry.dpopProof(
             userID: request.userID,
-            method: request.method,
-            url: request.url,
+            method: request.htm,
+            url: request.htu,
             nonce: request.nonce,
             narrowing: try call.tokenNarrowing(request.narrowing),
             seat: call.requestedSeat(request.seat),

@@ -13,8 +13,8 @@ extension MethodHandler {
         let result = try await call.registry.deleteUser(
             request.userID,
             ownership: call.ownership,
-            force: request.force
+            force: request.force == true
         )
-        return .result(DeleteUserRequest.Result(result), call, userID: request.userID, forced: request.force)
+        return .result(DeleteUserRequest.Result(result), call, userID: request.userID, forced: request.force == true)
     }
 }

@@ -5,13 +5,13 @@ extension MethodHandler {
     /// first call of every client, and `JSONEncoder` took half of its instructions.
     static let hello = MethodHandler.inline(HelloRequest.self, permission: nil, reach: .nothing) { _, call in
         let result = HelloRequest.Result(
-            protocol: protocolVersion,
+            protocol: Int64(protocolVersion),
             server: "usherd",
             version: call.dispatcher.version,
-            peer: HelloRequest.Peer(
-                uid: call.context.peer.uid,
-                gid: call.context.peer.gid,
-                pid: call.context.peer.pid
+            peer: PeerInfo(
+                uid: Int64(call.context.peer.uid),
+                gid: Int64(call.context.peer.gid),
+                pid: Int64(call.context.peer.pid)
             ),
             permissions: call.permissions.sorted().map(\.rawValue),
             program: call.context.peer.program.wireValue

@@ -20,12 +20,12 @@ extension MethodHandler {
                 seat: call.requestedSeat(request.seat),
                 provider: request.provider,
                 credentials: request.credentials,
-                move: request.move,
-                force: request.force,
+                move: request.move == true,
+                force: request.force == true,
                 scope: call.scope,
                 ownership: call.ownership
             )
         }
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
     }
 }

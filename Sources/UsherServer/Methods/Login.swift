@@ -15,14 +15,14 @@ extension MethodHandler {
                 provider: request.provider,
                 credentials: request.credentials,
                 seat: seat,
-                move: request.move,
-                force: request.force,
+                move: request.move == true,
+                force: request.force == true,
                 scope: call.scope,
                 peerUID: call.context.peer.uid,
-                activate: request.activate,
+                activate: request.activates,
                 expectEmail: request.expectEmail
             )
         }
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
     }
 }

@@ -7,7 +7,7 @@ extension MethodHandler {
         call in
         let result = try await call.registry.loginBegin(
             provider: request.provider,
-            type: request.type ?? LoginBeginRequest.authorizationCode,
+            type: (request.type ?? .authorizationCode).rawValue,
             redirectURI: request.redirectURI,
             owner: call.context.peer.uid
         )

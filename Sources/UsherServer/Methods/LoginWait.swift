@@ -19,13 +19,13 @@ extension MethodHandler {
                 try await call.registry.loginWait(
                     loginID: request.loginID,
                     seat: call.requestedSeat(request.seat),
-                    move: request.move,
-                    force: request.force,
+                    move: request.move == true,
+                    force: request.force == true,
                     scope: call.scope,
                     linkTo: request.linkTo,
                     peerUID: call.context.peer.uid,
                     ownership: call.ownership,
-                    activate: request.activate,
+                    activate: request.activates,
                     expectEmail: request.expectEmail
                 )
             }
@@ -46,6 +46,6 @@ extension MethodHandler {
             } else {
                 try await wait()
             }
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
     }
 }

@@ -8,9 +8,9 @@ extension MethodHandler {
         let result = try await call.registry.logout(
             userID: request.userID,
             seat: call.requestedSeat(request.seat),
-            force: request.force,
+            force: request.force == true,
             scope: call.scope
         )
-        return .result(LogoutRequest.Result(result), call, userID: result.user.id, forced: request.force)
+        return .result(LogoutRequest.Result(result), call, userID: result.user.id, forced: request.force == true)
     }
 }

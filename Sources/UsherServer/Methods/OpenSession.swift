@@ -21,15 +21,15 @@ extension MethodHandler {
             logindSession: request.logindSession,
             service: request.service,
             peerUID: call.context.peer.uid,
-            ownerUID: request.uid,
+            ownerUID: request.uid.map { UInt32($0) },
             scope: call.scope,
             ownership: call.ownership
         )
         let result = OpenSessionRequest.Result(
             binding: binding.id,
             generation: change.generation,
-            seat: change.seat,
-            user: change.user
+            user: change.user,
+            seat: change.seat
         )
         return .result(result, call, userID: change.user.id).auditing(["binding.id": "\(binding.id)"])
     }

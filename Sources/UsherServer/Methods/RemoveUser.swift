@@ -5,7 +5,7 @@ extension MethodHandler {
     static let removeUser = MethodHandler(RemoveUserRequest.self, permission: .manage, reach: .device, audited: true) {
         request,
         call in
-        let result = try await call.registry.removeUser(request.userID, force: request.force)
-        return .result(RemoveUserRequest.Result(result), call, userID: request.userID, forced: request.force)
+        let result = try await call.registry.removeUser(request.userID, force: request.force == true)
+        return .result(RemoveUserRequest.Result(result), call, userID: request.userID, forced: request.force == true)
     }
 }

@@ -10,10 +10,10 @@ extension MethodHandler {
                 version: call.dispatcher.version,
                 uptimeSeconds: uptime.components.seconds,
                 generation: snapshot.generation,
-                users: StatusRequest.UserCounts(loggedIn: snapshot.loggedIn, loggedOut: snapshot.loggedOut),
+                users: UserCounts(loggedIn: Int64(snapshot.loggedIn), loggedOut: Int64(snapshot.loggedOut)),
                 activeUserID: snapshot.activeUserID,
-                connections: call.dispatcher.connectionCount(),
-                refresh: StatusRequest.RefreshCounters(snapshot.refresh)
+                connections: Int64(call.dispatcher.connectionCount()),
+                refresh: RefreshCounters(snapshot.refresh)
             ),
             call
         )

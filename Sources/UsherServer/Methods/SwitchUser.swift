@@ -9,10 +9,10 @@ extension MethodHandler {
             to: request.userID,
             ifGeneration: request.ifGeneration,
             seat: call.requestedSeat(request.seat),
-            move: request.move,
-            force: request.force,
+            move: request.move == true,
+            force: request.force == true,
             scope: call.scope
         )
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force)
+        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
     }
 }

@@ -16,8 +16,13 @@ extension MethodHandler {
             provider: request.provider,
             subject: request.subject,
             ownership: call.ownership,
-            force: request.force
+            force: request.force == true
         )
-        return .result(UnlinkIdentityRequest.Result(result), call, userID: request.userID, forced: request.force)
+        return .result(
+            UnlinkIdentityRequest.Result(result),
+            call,
+            userID: request.userID,
+            forced: request.force == true
+        )
     }
 }

@@ -17,12 +17,7 @@ extension RegisterRequest.Result {
 }
 
 extension ChangePasswordRequest.Result {
-    init(_ account: Account) {
-        self.init(provider: account.provider, email: account.email)
-    }
-}
-
-extension ConfirmUserRequest.Result {
+    /// Also `confirm_user`'s result.
     init(_ account: Account) {
         self.init(provider: account.provider, email: account.email)
     }

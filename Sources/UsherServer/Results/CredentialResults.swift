@@ -53,7 +53,8 @@ extension LoginBeginRequest.Result {
     /// `status` is always `pending`: the login is under way until `login_wait` (or the redirect) completes it.
     init(_ login: StartedLogin) {
         self.init(
-            type: login.type,
+            type: LoginFlow(rawValue: login.type) ?? .authorizationCode,
+            status: "pending",
             provider: login.provider,
             loginID: login.loginID,
             authorizeURL: login.authorizeURL,

@@ -4,10 +4,10 @@ import UsherProtocol
 // The protocol's types for what `status` and `providers` report: one initializer per core value, the only place each
 // is mapped.
 
-extension StatusRequest.RefreshCounters {
+extension RefreshCounters {
     init(_ refreshes: SessionRegistry.Refreshes) {
         self.init(
-            scheduled: refreshes.scheduled,
+            scheduled: Int64(refreshes.scheduled),
             nextAt: refreshes.nextAt,
             succeeded: refreshes.succeeded,
             failed: refreshes.failed

@@ -7,7 +7,7 @@ import UsherProtocol
 extension UserResult {
     /// `login`, `switch_user`, `login_wait`, `link_credentials`, `update_profile`, `refresh_profile`.
     init(_ change: UserChange) {
-        self.init(generation: change.generation, seat: change.seat, user: change.user)
+        self.init(generation: change.generation, user: change.user, seat: change.seat)
     }
 }
 

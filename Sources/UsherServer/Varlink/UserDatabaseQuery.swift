@@ -40,29 +40,26 @@ struct UserDatabaseQuery {
             // The first unknown by name, so that the answer does not depend on a dictionary's order.
             throw InvalidParameter(parameter: params.values.keys.sorted().first { !allowed.contains($0) } ?? "")
         }
-        func read<T>(_ key: String, _ body: (String) throws(ResponseError) -> T) throws(InvalidParameter) -> T {
-            do {
-                return try body(key)
-            } catch {
-                throw InvalidParameter(parameter: key)
-            }
-        }
         let ids: ClosedRange<Int64> = 0...Int64(UInt32.max)
-        self.service = try read("service", params.optionalString)
-        switch kind {
-        case .user, .group:
-            let (idKey, nameKey, prefix) = kind == .user ? ("uid", "userName", "uid") : ("gid", "groupName", "gid")
-            self.id = try read(idKey) { key throws(ResponseError) in try params.optionalInt(key, in: ids) }
-            self.name = try read(nameKey, params.optionalString)
-            self.fuzzyNames = try read("fuzzyNames", params.optionalStringArray)
-            self.dispositionMask = try read("dispositionMask", params.optionalStringArray)
-            self.minimum = try read(prefix + "Min") { key throws(ResponseError) in try params.optionalInt(key, in: ids)
+        let decoder = ParamsDecoder(params)
+        do {
+            self.service = try decoder.optionalString("service")
+            switch kind {
+            case .user, .group:
+                let (idKey, nameKey, prefix) = kind == .user ? ("uid", "userName", "uid") : ("gid", "groupName", "gid")
+                self.id = try decoder.optionalInt(idKey, in: ids)
+                self.name = try decoder.optionalString(nameKey)
+                self.fuzzyNames = try decoder.optionalStringArray("fuzzyNames")
+                self.dispositionMask = try decoder.optionalStringArray("dispositionMask")
+                self.minimum = try decoder.optionalInt(prefix + "Min", in: ids)
+                self.maximum = try decoder.optionalInt(prefix + "Max", in: ids)
+            case .memberships:
+                self.name = try decoder.optionalString("userName")
+                self.groupName = try decoder.optionalString("groupName")
             }
-            self.maximum = try read(prefix + "Max") { key throws(ResponseError) in try params.optionalInt(key, in: ids)
-            }
-        case .memberships:
-            self.name = try read("userName", params.optionalString)
-            self.groupName = try read("groupName", params.optionalString)
+        } catch {
+            // `ParamsDecoder` names the parameter at fault.
+            throw InvalidParameter(parameter: error.parameter ?? "")
         }
     }
 

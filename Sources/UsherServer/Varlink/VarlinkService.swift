@@ -75,7 +75,7 @@ enum VarlinkService {
         case "GetInterfaceDescription":
             let requested: String
             do {
-                requested = try call.decodeParameters().requiredString("interface")
+                requested = try ParamsDecoder(call.decodeParameters()).string("interface")
             } catch {
                 return VarlinkReply.error(Self.invalidParameter, ["parameter": "interface"])
             }
