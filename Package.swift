@@ -66,6 +66,9 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                // DPoP proofs are signed with jwt-kit, as every token is (`DPoPKey`). usherd links it already through
+                // UsherProviders; the CLI does not link UsherCore.
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strict
         ),
