@@ -175,6 +175,10 @@ let package = Package(
                 "UsherLoopbackServer",
                 "CUsherLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // Programs the CLI starts and waits for (`Spawn`): FoundationEssentials only on Linux, which the CLI
+                // links already (tools/check-no-foundation.sh).
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict,
             plugins: ["VersionPlugin"]
