@@ -70,6 +70,9 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                // DPoP proofs are signed with jwt-kit, as every token is (`DPoPKey`). usherd links it already through
+                // UsherProviders; the CLI does not link UsherCore.
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strict
         ),
@@ -176,6 +179,10 @@ let package = Package(
                 "UsherLoopbackServer",
                 "CUsherLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // Programs the CLI starts and waits for (`Spawn`): FoundationEssentials only on Linux, which the CLI
+                // links already (tools/check-no-foundation.sh).
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strict,
             plugins: ["VersionPlugin"]

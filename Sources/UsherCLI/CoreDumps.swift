@@ -36,4 +36,22 @@ enum CoreDumps {
         defer { _ = usher_set_core_soft_limit(0, nil) }
         return start()
     }
+
+    /// Runs `start`, which starts a program through swift-subprocess and waits for it, with the inherited limit back
+    /// in place until the program has started: the body `start` gives swift-subprocess calls `started()` first thing,
+    /// and core files are off again at the latest when `start` returns or throws. The CLI may hold a secret while the
+    /// program runs (git's request, with the token git refused, while `git config` runs): the limit is up for the
+    /// start alone.
+    static func inheritedUntilStarted<Result>(_ start: () async throws -> Result) async rethrows -> Result {
+        guard let inherited = Self.inherited, inherited != 0 else { return try await start() }
+        _ = usher_set_core_soft_limit(inherited, nil)
+        defer { Self.started() }
+        return try await start()
+    }
+
+    /// The program `inheritedUntilStarted(_:)` starts has started: core files are off again.
+    static func started() {
+        guard let inherited = Self.inherited, inherited != 0 else { return }
+        _ = usher_set_core_soft_limit(0, nil)
+    }
 }

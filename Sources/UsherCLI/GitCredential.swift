@@ -18,7 +18,7 @@ extension Usher {
     /// It answers only for the hosts it was told to (`--host`, which `setup-git` records, and git's `usher.host`
     /// settings), and only over `https` (plain `http` to a loopback address alone): a helper that answered every
     /// request would send the token to any server a repository or a redirect names, in clear text over `http`.
-    struct GitCredential: ParsableCommand {
+    struct GitCredential: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "git-credential",
             abstract: "Answer git's credential requests with the access token (a git credential helper).",
@@ -51,18 +51,18 @@ extension Usher {
         @Argument(help: "git's operation: get, store or erase.")
         var operation: String
 
-        func run() throws {
+        func run() async throws {
             let request = Self.readRequest()
             switch self.operation {
             case "get":
-                if let refusal = self.refusal(request) {
+                if let refusal = await self.refusal(request) {
                     Output.error("usher: no token for git: \(refusal)")
                     return
                 }
                 self.get()
             case "erase":
                 // A refusal by a server usher never answered for is not usher's token's.
-                guard self.refusal(request) == nil else { return }
+                guard await self.refusal(request) == nil else { return }
                 self.erase(request)
             case "store": break
             default: break  // Operations a later git may add are ignored, as gitcredentials(7) asks of helpers.
@@ -71,7 +71,7 @@ extension Usher {
 
         /// Why the token may not go where git's request is for (nil: it may): not `https` (nor `http` to a loopback
         /// address), or a host usher was not told to answer for.
-        func refusal(_ request: [String: String]) -> String? {
+        func refusal(_ request: [String: String]) async -> String? {
             guard let scheme = request["protocol"]?.lowercased(), let host = request["host"], !host.isEmpty else {
                 return "git's request names no protocol and host"
             }
@@ -84,7 +84,7 @@ extension Usher {
             }
             let wanted = GitHost.normalized(host)
             if self.host.contains(where: { GitHost.normalized($0) == wanted }) { return nil }
-            if GitHost.configured().contains(where: { GitHost.normalized($0) == wanted }) { return nil }
+            if await GitHost.configured().contains(where: { GitHost.normalized($0) == wanted }) { return nil }
             return "\(shown) is not a host usher answers for (usher setup-git --host HOST, "
                 + "or git config --global --add usher.host HOST)"
         }
@@ -164,9 +164,10 @@ enum GitHost {
     }
 
     /// git's `usher.host` settings (`git config --get-all usher.host`, as git sees them from where it ran the helper:
-    /// its `-c` options reach the child through the environment), or none when git cannot be run.
-    static func configured() -> [String] {
-        guard let output = try? Spawn.output(["git", "config", "--get-all", "usher.host"], limit: 1 << 16) else {
+    /// its `-c` options reach the child through the environment), or none when git cannot be run (or prints more
+    /// than 64 KiB, which no list of hosts is).
+    static func configured() async -> [String] {
+        guard let output = try? await Spawn.output(["git", "config", "--get-all", "usher.host"], limit: 1 << 16) else {
             return []
         }
         return output.split(whereSeparator: { $0.isWhitespace }).map(String.init)

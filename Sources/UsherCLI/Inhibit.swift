@@ -1,5 +1,5 @@
 import ArgumentParser
-import CUsherLinux
+import Subprocess
 import UsherClient
 
 #if canImport(Glibc)
@@ -13,7 +13,7 @@ extension Usher {
     ///
     /// The lease lives as long as this process's connection to usherd: if `usher` is killed, the lease goes with it.
     /// The connection is opened close-on-exec, so the command does not keep the lease alive after `usher` is gone.
-    struct Inhibit: ParsableCommand {
+    struct Inhibit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "inhibit",
             abstract: "Run a command while the seat's active user may not change under it.",
@@ -44,7 +44,7 @@ extension Usher {
             guard !self.command.isEmpty else { throw ValidationError("Give the command to run after --.") }
         }
 
-        func run() throws {
+        func run() async throws {
             let connection = try BlockingConnection(to: self.options.location)
             let answer = try connection.send(
                 InhibitRequest(
@@ -61,7 +61,7 @@ extension Usher {
             let lease = Lease(lease: id, seat: seat)
             if self.options.json { Output.json(answer) }
             var watch = LeaseWatch(connection: connection, lease: lease)
-            let status = try Self.runToCompletion(self.command, watching: &watch)
+            let status = try await Self.runToCompletion(self.command, watching: &watch)
             watch.release()
             guard let lost = watch.lost else { throw ExitCode(status) }
             Output.error(
@@ -72,30 +72,30 @@ extension Usher {
             throw ExitCode(status == 0 ? 1 : status)
         }
 
-        /// Spawns the command (looked up in PATH) with this process's environment and waits for it, watching the
-        /// lease's connection meanwhile, so that a lease lost while the command runs is reported at once.
-        static func runToCompletion(_ command: [String], watching watch: inout LeaseWatch) throws -> Int32 {
-            var pid: pid_t = 0
-            var argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-            defer { for argument in argv { free(argument) } }
-            let spawned = CoreDumps.restored { posix_spawnp(&pid, command[0], nil, nil, &argv, environ) }
-            guard spawned == 0 else {
-                throw CLIError("cannot run \(command[0]): \(String(cString: strerror(spawned)))")
+        /// Runs the command (looked up in PATH) with this process's environment and standard streams through
+        /// swift-subprocess and waits for it, watching the lease's connection meanwhile, so that a lease lost while the
+        /// command runs is reported at once. Its status, 128+N when a signal N ended it.
+        static func runToCompletion(_ command: [String], watching watch: inout LeaseWatch) async throws -> Int32 {
+            let result = try await Spawn.starting(command) {
+                try await Subprocess.run(
+                    Spawn.executable(command[0]),
+                    arguments: Arguments(Array(command.dropFirst())),
+                    input: .currentStandardInput,
+                    output: .currentStandardOutput,
+                    error: .currentStandardError
+                ) { execution in
+                    CoreDumps.started()
+                    // swift-subprocess's pidfd for the command, readable once it has exited: polled beside the
+                    // connection (blocking this task, the CLI's only one, until then). Without one (a kernel before
+                    // 5.4) the lease is checked once the command is done.
+                    let exited = execution.processIdentifier.processDescriptor
+                    if exited >= 0 { watch.watch(until: exited) }
+                }
             }
-            // A descriptor that is readable once the command has exited, to poll beside the connection; without one
-            // (a kernel before 5.3) the lease is checked once the command is done.
-            let exited = usher_pidfd_open(pid)
-            if exited >= 0 {
-                defer { close(exited) }
-                watch.watch(until: exited)
+            switch result.terminationStatus {
+            case .exited(let code): return code
+            case .signaled(let signal): return 128 + signal
             }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 {
-                guard errno == EINTR else { throw CLIError("waiting for \(command[0]) failed") }
-            }
-            // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import (they are macros).
-            let signal = status & 0x7f
-            return signal == 0 ? (status >> 8) & 0xff : 128 + signal
         }
     }
 

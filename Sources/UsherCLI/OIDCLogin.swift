@@ -91,8 +91,9 @@ extension Usher.LoginOptions {
 
     /// Starts `/usr/bin/env xdg-open URL` with its standard streams on `/dev/null`, and does not wait for it.
     ///
-    /// `posix_spawn` rather than Foundation's `Process`, which would link Foundation into the CLI (see Output). The
-    /// child is not reaped: usher exits soon after the login, and the child is then reaped by init.
+    /// `posix_spawn`, not swift-subprocess (`Spawn`), which starts a program only to wait for it: the login must not
+    /// wait for the browser (`xdg-open` can run a text browser in the foreground until it is closed). The child is not
+    /// reaped: usher exits soon after the login, and the child is then reaped by init.
     private static func openInBrowser(_ url: String) -> Bool {
         var actions = posix_spawn_file_actions_t()
         guard posix_spawn_file_actions_init(&actions) == 0 else { return false }

@@ -9,7 +9,7 @@ import Musl
 
 extension Usher {
     /// `usher setup-git`: makes usher git's credential helper, for every host or one, as `gh auth setup-git` does.
-    struct SetupGit: ParsableCommand {
+    struct SetupGit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "setup-git",
             abstract: "Make usher git's credential helper (in your global git configuration).",
@@ -57,7 +57,7 @@ extension Usher {
         /// The URL git's configuration is keyed by: `--host` as given, `https://` when it names no scheme.
         var url: String { self.host.contains("://") ? self.host : "https://\(self.host)" }
 
-        func run() throws {
+        func run() async throws {
             let program = try ProgramPath.forOtherTools()
             let url = self.url
             var helper = "!" + Shell.quoted(program.path) + " git-credential"
@@ -66,10 +66,10 @@ extension Usher {
             if let username = self.username { helper += " --username " + Shell.quoted(username) }
             let key = "credential.\(url).helper"
             let scope = self.file.map { ["--file", $0] } ?? ["--global"]
-            try Spawn.run(["git", "config"] + scope + ["--replace-all", key, ""])
-            try Spawn.run(["git", "config"] + scope + ["--add", key, helper])
+            try await Spawn.run(["git", "config"] + scope + ["--replace-all", key, ""])
+            try await Spawn.run(["git", "config"] + scope + ["--add", key, helper])
             if url.split(separator: "/", omittingEmptySubsequences: false).count > 3 {
-                try Spawn.run(["git", "config"] + scope + ["credential.\(url).useHttpPath", "true"])
+                try await Spawn.run(["git", "config"] + scope + ["credential.\(url).useHttpPath", "true"])
             }
             if let warning = program.warning { Output.error("usher: warning: git runs \(warning)") }
             Output.line("git asks usher for credentials for \(Terminal.escaped(url)).")

@@ -1,10 +1,18 @@
 import Crypto
+internal import JWTKit
 import UsherProtocol
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A session's DPoP key (RFC 9449): the P-256 key pair the session's tokens are bound to, made by the daemon when the
 /// session opens and kept only inside it.
 ///
-/// Programs never see the private key: they ask the daemon for a proof (`dpop_proof`), which `proof(...)` signs. The
+/// Programs never see the private key: they ask the daemon for a proof (`dpop_proof`), which `proof(...)` signs with
+/// jwt-kit, as the local provider's tokens are signed (`TokenSigner`). The
 /// key is part of the session's `TokenSet`, so it is stored (sealed like the tokens) in the same transaction as the
 /// session, survives its refreshes, and is gone with it at logout.
 ///
@@ -13,14 +21,16 @@ package struct DPoPKey: Sendable, Hashable {
     /// The key's parts, behind one reference: a `TokenSet` without a key (every bearer session) then pays one
     /// pointer-sized field for it, not the size of four arrays and strings.
     private final class Parts: Sendable {
+        let key: P256.Signing.PrivateKey
         /// The private key's 32-byte scalar.
         let scalar: [UInt8]
         let x: String
         let y: String
         let thumbprint: String
 
-        init(scalar: [UInt8], x: String, y: String, thumbprint: String) {
-            self.scalar = scalar
+        init(key: P256.Signing.PrivateKey, x: String, y: String, thumbprint: String) {
+            self.key = key
+            self.scalar = [UInt8](key.rawRepresentation)
             self.x = x
             self.y = y
             self.thumbprint = thumbprint
@@ -37,15 +47,9 @@ package struct DPoPKey: Sendable, Hashable {
 
     private init(key: P256.Signing.PrivateKey) {
         let coordinates = [UInt8](key.publicKey.rawRepresentation)
-        let x = DPoPKey.base64URL(coordinates[0..<32])
-        let y = DPoPKey.base64URL(coordinates[32..<64])
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
-        self.parts = Parts(
-            scalar: [UInt8](key.rawRepresentation),
-            x: x,
-            y: y,
-            thumbprint: DPoPKey.base64URL(ArraySlice(SHA256.hash(data: Array(canonical.utf8))))
-        )
+        let x = Base64URL.encode(coordinates[0..<32])
+        let y = Base64URL.encode(coordinates[32..<64])
+        self.parts = Parts(key: key, x: x, y: y, thumbprint: JWKThumbprint.p256(x: x, y: y))
     }
 
     /// Keys are equal when their private keys are (the rest derives from it).
@@ -63,25 +67,19 @@ package struct DPoPKey: Sendable, Hashable {
     }
 
     /// The key as the store keeps it (sealed, where a token key is configured): the scalar in base64url.
-    package var stored: String { Self.base64URL(self.parts.scalar[...]) }
+    package var stored: String { Base64URL.encode(self.parts.scalar) }
 
     /// The key the store kept, or nil when `stored` is not one.
     package init?(stored: String) {
-        var bytes: [UInt8] = []
-        let text = Array(stored.utf8)
-        let decoded = text.withUnsafeBufferPointer { Base64URLPacking.decode($0, into: &bytes) }
-        guard decoded, bytes.count == 32, let key = try? P256.Signing.PrivateKey(rawRepresentation: bytes) else {
+        guard let bytes = Base64URL.decode(stored), bytes.count == 32,
+            let key = try? P256.Signing.PrivateKey(rawRepresentation: bytes)
+        else {
             return nil
         }
         self.init(key: key)
     }
 
-    /// The public key as a JWK (`kty`, `crv`, `x`, `y`), as a proof's header carries it.
-    package var publicJWK: [String: JSONValue] {
-        ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(self.x), "y": .string(self.y)]
-    }
-
-    /// A DPoP proof JWT (RFC 9449 section 4.2) for one HTTP request, signed with this key.
+    /// A DPoP proof JWT (RFC 9449 section 4.2) for one HTTP request, signed with this key by jwt-kit.
     ///
     /// - Parameters:
     ///   - method: `htm`, the request's HTTP method.
@@ -89,42 +87,49 @@ package struct DPoPKey: Sendable, Hashable {
     ///   - nonce: the `DPoP-Nonce` the server gave, if any.
     ///   - accessToken: the token the request carries (a resource request), for `ath`; nil for a token request.
     ///   - issuedAt: `iat`.
+    /// - Throws: what jwt-kit throws when it cannot sign (it does not, for a P-256 key swift-crypto made).
     package func proof(
         method: String,
         url: String,
         nonce: String?,
         accessToken: String?,
         issuedAt: Timestamp
-    )
-        -> String
-    {
-        let header: [String: JSONValue] = [
-            "typ": .string("dpop+jwt"), "alg": .string("ES256"), "jwk": .object(self.publicJWK),
-        ]
+    ) async throws -> String {
         var jti = [UInt8](repeating: 0, count: 16)
         var generator = SystemRandomNumberGenerator()
         for index in jti.indices { jti[index] = UInt8.random(in: 0...255, using: &generator) }
-        var claims: [String: JSONValue] = [
-            "jti": .string(Self.base64URL(jti[...])), "htm": .string(method), "htu": .string(url),
-            "iat": .int(issuedAt.secondsSinceEpoch),
-        ]
-        if let nonce { claims["nonce"] = .string(nonce) }
-        if let accessToken {
-            claims["ath"] = .string(Self.base64URL(ArraySlice(SHA256.hash(data: Array(accessToken.utf8)))))
-        }
-        let input =
-            Self.base64URL(ArraySlice(UserClaims(header).json.utf8)) + "."
-            + Self.base64URL(ArraySlice(UserClaims(claims).json.utf8))
-        // The scalar came from a valid key (`init(key:)`), so it always makes one again; signing P-256 cannot fail.
-        let key = try! P256.Signing.PrivateKey(rawRepresentation: self.parts.scalar)
-        let signature = try! key.signature(for: Array(input.utf8))
-        return input + "." + Self.base64URL(ArraySlice(signature.rawRepresentation))
+        let claims = ProofClaims(
+            jti: Base64URL.encode(jti),
+            htm: method,
+            htu: url,
+            iat: issuedAt.secondsSinceEpoch,
+            nonce: nonce,
+            ath: accessToken.map { Base64URL.encode(SHA256.hash(data: Array($0.utf8))) }
+        )
+        var header = JWTHeader()
+        header.typ = "dpop+jwt"
+        header.jwk = ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(self.x), "y": .string(self.y)]
+        // Written with sorted keys and unescaped slashes (`htu` is a URL), as usher's other tokens are.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // A new collection per proof: jwt-kit's is an actor, and a key is added to it with an await. It costs an
+        // allocation; the signature costs far more.
+        let keys = await JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
+            .add(ecdsa: try ES256PrivateKey(backing: self.parts.key))
+        return try await keys.sign(claims, header: header)
     }
 
-    private static func base64URL(_ bytes: ArraySlice<UInt8>) -> String {
-        var text: [UInt8] = []
-        Base64URLPacking.encode(bytes, into: &text)
-        return String(decoding: text, as: UTF8.self)
+    /// A proof's claims (RFC 9449 section 4.2); `nonce` and `ath` are left out when nil.
+    private struct ProofClaims: JWTPayload {
+        var jti: String
+        var htm: String
+        var htu: String
+        var iat: Int64
+        var nonce: String?
+        var ath: String?
+
+        /// Proofs are made here, not checked: the server that receives one checks it.
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 }
 

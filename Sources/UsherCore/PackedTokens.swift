@@ -80,7 +80,7 @@ package struct PackedTokens: Sendable, Hashable {
             // A base64url text of 4k+1 characters has a dangling 6 bits that no byte string encodes to.
             guard segment.count % 4 != 1 else { return false }
             Self.appendVarint(segment.count, to: &bytes)
-            guard Base64URLPacking.decode(segment, into: &bytes) else { return false }
+            guard Base64URL.decode(segment, into: &bytes) else { return false }
             start = end + 1
         }
         return true
@@ -100,7 +100,7 @@ package struct PackedTokens: Sendable, Hashable {
             if segment > 0 { text.append(UInt8(ascii: ".")) }
             let characters = Self.readVarint(bytes, at: &index)
             let count = characters * 6 / 8
-            Base64URLPacking.encode(bytes[index..<index + count], into: &text)
+            Base64URL.encode(bytes[index..<index + count], into: &text)
             index += count
         }
         return String(decoding: text, as: UTF8.self)
@@ -137,62 +137,6 @@ package struct PackedTokens: Sendable, Hashable {
             value |= Int(byte & 0x7F) << shift
             if byte < 0x80 { return value }
             shift += 7
-        }
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5) to and from bytes, strict: only texts that encode back to themselves decode.
-///
-/// UsherCore's own because the packing above needs the strict form (a lenient decoder would accept texts that pack
-/// to the same bytes as another), it runs for every token at start-up, and FoundationEssentials' `Data(base64Encoded:)`
-/// takes neither the URL alphabet nor unpadded input.
-enum Base64URLPacking {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    private static let values: [UInt8] = {
-        var values = [UInt8](repeating: 0xFF, count: 256)
-        for (index, character) in Self.alphabet.enumerated() { values[Int(character)] = UInt8(index) }
-        return values
-    }()
-
-    /// Appends the bytes of `text` (a whole number of characters, count % 4 != 1); false when a character is outside
-    /// the alphabet or the last character carries bits that encoding would not set.
-    static func decode(_ text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) -> Bool {
-        Self.values.withUnsafeBufferPointer { values in
-            var accumulator: UInt32 = 0
-            var bits: UInt32 = 0
-            for character in text {
-                let value = values[Int(character)]
-                guard value != 0xFF else { return false }
-                accumulator = (accumulator << 6) | UInt32(value)
-                bits += 6
-                if bits >= 8 {
-                    bits -= 8
-                    bytes.append(UInt8(truncatingIfNeeded: accumulator >> bits))
-                    accumulator &= (1 << bits) - 1
-                }
-            }
-            // Leftover bits must be zero, or the text is not the canonical encoding of any bytes.
-            return accumulator == 0
-        }
-    }
-
-    static func encode(_ bytes: ArraySlice<UInt8>, into text: inout [UInt8]) {
-        Self.alphabet.withUnsafeBufferPointer { alphabet in
-            var accumulator: UInt32 = 0
-            var bits: UInt32 = 0
-            for byte in bytes {
-                accumulator = (accumulator << 8) | UInt32(byte)
-                bits += 8
-                while bits >= 6 {
-                    bits -= 6
-                    text.append(alphabet[Int((accumulator >> bits) & 0x3F)])
-                }
-                accumulator &= (1 << bits) - 1
-            }
-            if bits > 0 {
-                text.append(alphabet[Int((accumulator << (6 - bits)) & 0x3F)])
-            }
         }
     }
 }

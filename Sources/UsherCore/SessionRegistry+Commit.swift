@@ -195,7 +195,7 @@ extension SessionRegistry {
         }
         // An identity lost its owner: a login or link that looked its owner up before this change looks again
         // (`resolveOwner`).
-        if takesIdentities { self.identityEpoch &+= 1 }
+        if takesIdentities { self.identityGates.identitiesTaken() }
         if let newGeneration { self.state.generation = newGeneration }
         if let newlyActive = draft.newlyActive {
             self.state.seats.set(newlyActive, on: draft.newlyActiveSeat ?? self.state.defaultSeat)

@@ -45,7 +45,9 @@ extension SessionRegistry {
                 "the narrowed tokens of \(user.id) are bearer tokens: there is nothing to prove"
             )
         }
-        let proof = key.proof(
+        // Signing awaits jwt-kit's key collection: the registry's state may change meanwhile, but nothing below reads
+        // it again (the proof is of the token taken above).
+        let proof = try await key.proof(
             method: method,
             url: url,
             nonce: nonce,

@@ -16,16 +16,13 @@ extension SessionRegistry {
 
     /// Runs `body` holding the identity's gate: logins and links of one identity resolve its owner and commit one
     /// after the other, so that one of them never adds a user for an identity another has just given an owner.
-    /// Identities gain owners only this way; they lose them by unlinking and deletion, which move `identityEpoch`.
+    /// Identities gain owners only this way; they lose them by unlinking and deletion, which move the gates' epoch.
     func withIdentityGate<T>(_ identity: Identity, _ body: () async throws -> T) async throws -> T {
-        let key = identity.provider + "\u{0}" + identity.subject
-        if !self.identityGates[key, default: FIFOGate()].tryEnter() {
+        if !self.identityGates.enter(identity) {
             // Suspension: the login or link ahead of this one with the same identity finishes first.
-            await withCheckedContinuation { self.identityGates[key, default: FIFOGate()].enqueue($0) }
+            await withCheckedContinuation { self.identityGates.wait(identity, $0) }
         }
-        defer {
-            if let next = self.identityGates[key]?.leave() { next.resume() } else { self.identityGates[key] = nil }
-        }
+        defer { self.identityGates.leave(identity)?.resume() }
         return try await body()
     }
 
@@ -34,7 +31,7 @@ extension SessionRegistry {
     /// be linked, unless that id is taken (its identity was unlinked from it), then random. Called holding the
     /// identity's gate; the change that uses the answer compares `epoch` (an unlink or deletion meanwhile).
     func resolveOwner(of identity: Identity) async throws -> OwnerResolution {
-        let epoch = self.identityEpoch
+        let epoch = self.identityGates.epoch
         // Suspensions: the answers may be stale by the time the change runs; the change compares `epoch`.
         if let owner = try await self.store.owner(of: identity) {
             return OwnerResolution(userID: owner.userID, owner: owner, epoch: epoch)
@@ -158,7 +155,7 @@ extension SessionRegistry {
                 seats: self.seatsChanged(activating: userID, placement)
             ) { admission in
                 try await self.mutate { draft -> Bool in
-                    guard self.identityEpoch == resolution.epoch else { return false }
+                    guard self.identityGates.isCurrent(resolution.epoch) else { return false }
                     try self.admit(activating: userID, placement, admission)
                     guard var user = self.state[userID] else { throw SessionError.userNotFound(userID) }
                     guard user.state == .loggedIn else { throw SessionError.userLoggedOut(userID) }

@@ -158,7 +158,7 @@ extension SessionRegistry {
         if !admission.force { try self.refuseIfBlocked(seats) }
         // The gates matter only while leases can hold a change back: without leases, changes of the seat go straight
         // to `mutate` (in order too), and can share a commit with the ones queued beside them.
-        let gated = seats.contains { self.seatGates[$0] != nil || self.leases.isHeld(on: $0) }
+        let gated = seats.contains { self.seatGates.isGated($0) || self.leases.isHeld(on: $0) }
         if gated {
             // Told now, not when the change reaches the head of the seat's queue: the holders learn at once that
             // someone wants the seat.
@@ -179,18 +179,12 @@ extension SessionRegistry {
     /// were given, each `leases.max_delay` from the first change that waited for it (nil: no delay lease is held).
     /// Leases that have none yet are given one now, and told `switch_pending`.
     private func delayDeadline(on seat: String, to userID: String?) -> Timestamp? {
-        let delaying = self.leases.leases(on: seat, mode: .delay)
-        guard !delaying.isEmpty else { return nil }
-        var deadlines = self.delayDeadlines[seat, default: [:]]
-        deadlines = deadlines.filter { entry in delaying.contains { $0.lease == entry.key } }
-        let now = self.clock.now()
-        var newcomers: Set<String> = []
-        for lease in delaying where deadlines[lease.lease] == nil {
-            deadlines[lease.lease] = now.adding(milliseconds: self.leaseConfiguration.maximumDelayMilliseconds)
-            newcomers.insert(lease.lease)
-        }
-        self.delayDeadlines[seat] = deadlines
-        let deadline = deadlines.values.max()
+        let (deadline, newcomers) = self.seatGates.delayDeadline(
+            on: seat,
+            delaying: Set(self.leases.leases(on: seat, mode: .delay).map(\.lease)),
+            now: self.clock.now(),
+            maximumDelayMilliseconds: self.leaseConfiguration.maximumDelayMilliseconds
+        )
         if !newcomers.isEmpty, let deadline { self.tellPending(seat, to: userID, deadline) { newcomers.contains($0) } }
         return deadline
     }
@@ -198,7 +192,7 @@ extension SessionRegistry {
     /// Tells the holders of delay leases on `seats` that a change of their active user is asked for.
     private func announcePending(on seats: [String], to userID: String?) {
         for seat in seats {
-            let before = self.delayDeadlines[seat]
+            let before = self.seatGates.delays(on: seat)
             guard let deadline = self.delayDeadline(on: seat, to: userID) else { continue }
             // Holders given their deadline just now were told by `delayDeadline`; the others hear of this change too.
             self.tellPending(seat, to: userID, deadline) { before?[$0] != nil }

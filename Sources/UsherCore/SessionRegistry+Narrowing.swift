@@ -71,15 +71,14 @@ extension SessionRegistry {
         used: Bool
     ) async throws -> NarrowedToken {
         try self.requireRunning()
-        if self.narrowingWaiters[key] != nil {
-            return try await withCheckedThrowingContinuation { self.narrowingWaiters[key, default: []].append($0) }
+        guard self.narrowingFlights.start(key) else {
+            return try await withCheckedThrowingContinuation { self.narrowingFlights.wait(key, $0) }
         }
-        self.narrowingWaiters[key] = []
         // As a refresh: on a task of its own, which the caller's cancellation does not reach (a narrowing by refresh
         // grant may rotate the session's refresh token half-way).
         let narrowing = Task { try await self.performNarrowing(key, minValidSeconds: minValidSeconds, used: used) }
         let result = await narrowing.result
-        for waiter in self.narrowingWaiters.removeValue(forKey: key) ?? [] { waiter.resume(with: result) }
+        for waiter in self.narrowingFlights.land(key) { waiter.resume(with: result) }
         return try result.get()
     }
 
@@ -120,14 +119,13 @@ extension SessionRegistry {
         _ provider: any TokenNarrowingProvider
     ) async throws -> NarrowedGrant {
         await self.waitForRefreshTokenNarrowing(of: key.userID)
-        while self.refreshWaiters[key.userID] != nil {
-            _ = try? await withCheckedThrowingContinuation { self.refreshWaiters[key.userID, default: []].append($0) }
+        while self.refreshFlights.isUnderWay(key.userID) {
+            _ = try? await withCheckedThrowingContinuation { self.refreshFlights.wait(key.userID, $0) }
             await self.waitForRefreshTokenNarrowing(of: key.userID)
         }
-        self.refreshTokenNarrowings[key.userID] = []
-        defer {
-            for waiter in self.refreshTokenNarrowings.removeValue(forKey: key.userID) ?? [] { waiter.resume() }
-        }
+        // No suspension since the loop: nothing uses the refresh token now.
+        _ = self.refreshTokenNarrowings.start(key.userID)
+        defer { for waiter in self.refreshTokenNarrowings.land(key.userID) { waiter.resume() } }
         guard let user = self.state[key.userID], user.state == .loggedIn, let session = user.session else {
             throw SessionError.userLoggedOut(key.userID)
         }
@@ -143,8 +141,8 @@ extension SessionRegistry {
 
     /// Waits while a narrowing uses the user's refresh token.
     func waitForRefreshTokenNarrowing(of userID: String) async {
-        while self.refreshTokenNarrowings[userID] != nil {
-            await withCheckedContinuation { self.refreshTokenNarrowings[userID, default: []].append($0) }
+        while self.refreshTokenNarrowings.isUnderWay(userID) {
+            await withCheckedContinuation { self.refreshTokenNarrowings.wait(userID, $0) }
         }
     }
 

@@ -67,21 +67,14 @@ extension SessionRegistry {
     /// Takes the gates of `seats` in name order (so two changes that both span two seats cannot wait on each other).
     func enterGates(_ seats: [String]) async {
         for seat in seats {
-            if self.seatGates[seat, default: FIFOGate()].tryEnter() { continue }
+            if self.seatGates.enter(seat) { continue }
             // Suspension: the change ahead of this one on the seat finishes first, and hands the gate over.
-            await withCheckedContinuation { self.seatGates[seat, default: FIFOGate()].enqueue($0) }
+            await withCheckedContinuation { self.seatGates.wait(seat, $0) }
         }
     }
 
     func leaveGates(_ seats: [String]) {
-        for seat in seats.reversed() {
-            if let next = self.seatGates[seat]?.leave() {
-                next.resume()
-            } else {
-                // The seat's queue is empty: the next change asked for gives its delay lease holders a new delay.
-                self.seatGates[seat] = nil
-                self.delayDeadlines[seat] = nil
-            }
-        }
+        // A seat whose queue empties forgets its delays: the next change asked for gives its holders a new one.
+        for seat in seats.reversed() { self.seatGates.leave(seat)?.resume() }
     }
 }

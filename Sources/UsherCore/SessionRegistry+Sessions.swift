@@ -132,7 +132,7 @@ extension SessionRegistry {
                 seats: self.seatsChanged(activating: userID, placement)
             ) { admission in
                 try await self.mutate { draft -> String? in
-                    guard self.identityEpoch == epoch else { return nil }
+                    guard self.identityGates.isCurrent(epoch) else { return nil }
                     if isAnonymous, let existing = self.state.loggedInAnonymous(of: provider.name),
                         existing.id != userID
                     {

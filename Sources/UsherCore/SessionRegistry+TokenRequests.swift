@@ -55,10 +55,6 @@ extension SessionRegistry {
         )
     }
 
-    /// How long the tokens a refresh produced answer `refresh` for that user: as `access_token` refreshes at most
-    /// about once a second (a token issued within the last second satisfies any `min_valid`), so does `refresh`.
-    static let refreshReuseMilliseconds: Int64 = 1000
-
     /// Refreshes the user's tokens now, unless a refresh less than a second old produced the tokens the user holds:
     /// then answers with those, without calling the provider, rotating the refresh token or writing to disk (a peer
     /// looping `refresh` must not turn each request into a provider call and a commit).
@@ -70,27 +66,17 @@ extension SessionRegistry {
         let seat = try self.seat(named: requested)
         let user = try self.loggedIn(userID, seat: seat)
         try scope.require(self.seatsAbout(user.id, namedUser: userID, seat: seat))
-        if let tokens = user.tokens, let recent = self.recentRefreshes[user.id], tokens.issuedAt == recent.issuedAt,
-            self.tokenStatus[user.id]?.unstored == nil
+        if let tokens = user.tokens, self.tokenStatus[user.id]?.unstored == nil,
+            self.recentRefreshes.isFresh(user.id, issuedAt: tokens.issuedAt, now: self.clock.now())
         {
-            let age = self.clock.now().millisecondsSinceEpoch - recent.at.millisecondsSinceEpoch
-            if (0..<Self.refreshReuseMilliseconds).contains(age) {
-                return RefreshedTokens(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
-            }
+            return RefreshedTokens(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
         }
         let tokens = try await self.refreshTokens(of: user.id)
         return RefreshedTokens(userID: user.id, accessTokenExpiresAt: tokens.expiresAt)
     }
 
-    /// Remembers that a refresh produced `tokens` (see `refresh`). Entries older than a second are dropped whenever
-    /// the table grows past 1,024, so it holds about the users refreshed in the last second.
+    /// Remembers that a refresh produced `tokens` (see `refresh`).
     func rememberRefresh(of userID: String, _ tokens: TokenSet) {
-        let now = self.clock.now()
-        if self.recentRefreshes.count >= 1024 {
-            self.recentRefreshes = self.recentRefreshes.filter {
-                now.millisecondsSinceEpoch - $0.value.at.millisecondsSinceEpoch < Self.refreshReuseMilliseconds
-            }
-        }
-        self.recentRefreshes[userID] = (now, tokens.issuedAt)
+        self.recentRefreshes.remember(userID, issuedAt: tokens.issuedAt, now: self.clock.now())
     }
 }

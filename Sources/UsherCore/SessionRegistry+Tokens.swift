@@ -100,16 +100,15 @@ extension SessionRegistry {
         try self.requireRunning()
         // A narrowing that uses the refresh token goes first: the two must never use one refresh token at once.
         await self.waitForRefreshTokenNarrowing(of: userID)
-        if self.refreshWaiters[userID] != nil {
-            return try await withCheckedThrowingContinuation { self.refreshWaiters[userID, default: []].append($0) }
+        guard self.refreshFlights.start(userID) else {
+            return try await withCheckedThrowingContinuation { self.refreshFlights.wait(userID, $0) }
         }
-        self.refreshWaiters[userID] = []
         // The refresh runs on a task of its own, which the caller's cancellation (its connection closed) does not
         // reach: abandoning a refresh half-way could lose a refresh token the provider has already rotated, and
         // other callers wait for this one.
         let refresh = Task { try await self.performRefresh(of: userID) }
         let result = await refresh.result
-        for waiter in self.refreshWaiters.removeValue(forKey: userID) ?? [] { waiter.resume(with: result) }
+        for waiter in self.refreshFlights.land(userID) { waiter.resume(with: result) }
         return try result.get()
     }
 

@@ -21,13 +21,9 @@ package struct RegistryConfiguration: Sendable {
 ///
 /// Changes are computed one at a time on this actor from its working state, and committed to the store in batches
 /// (`SessionRegistry+Commit.swift`): a change is answered only once its batch is on disk, and only then published to
-/// `view`, which answers reads without entering the actor. The files of this type, by concern:
-///
-/// - this one: state, lifecycle, reads that need the actor (`status`, subscriptions);
-/// - `+Commit`: drafts, batches, group commit, publishing;
-/// - `+Sessions`: login, switch, logout, remove;
-/// - `+Tokens`, `+Deadlines`: handing out and refreshing tokens, the refresh queue;
-/// - `+Providers`: providers and API keys; `+InteractiveLogin`: device and browser logins.
+/// `view`, which answers reads without entering the actor. Each concern is a file `SessionRegistry+Concern.swift`;
+/// the state of a concern that outlives one call (gates, flights, delays) is a value type of its own, tested without
+/// the actor (`SeatGates`, `IdentityGates`, `Flights`, `RecentRefreshes`).
 package actor SessionRegistry {
     /// Where the registry is in its life: every entry point checks it.
     package enum Lifecycle: Sendable {
@@ -46,14 +42,14 @@ package actor SessionRegistry {
     var queue: [PendingChange] = []
     var committing = false
     var tokenStatus: TokenStatusTable
-    var refreshWaiters: [String: [CheckedContinuation<TokenSet, any Error>]] = [:]
+    /// Refreshes under way, per user, and who waits for their tokens (single flight, `+Tokens`).
+    var refreshFlights = Flights<String, CheckedContinuation<TokenSet, any Error>>()
     /// Narrowings under way that use a user's refresh token, and who waits for them to end (`+Narrowing`).
-    var refreshTokenNarrowings: [String: [CheckedContinuation<Void, Never>]] = [:]
+    var refreshTokenNarrowings = Flights<String, CheckedContinuation<Void, Never>>()
     /// Narrowings under way, per cache key, and who waits for their token (single flight, `+Narrowing`).
-    var narrowingWaiters: [NarrowedTokenCache.Key: [CheckedContinuation<NarrowedToken, any Error>]] = [:]
-    /// Each user's last refresh, for about a second: when it was made, and the issue time of the tokens it produced
-    /// (which tells them apart from a later login's) (`+Tokens`, `refresh`).
-    var recentRefreshes: [String: (at: Timestamp, issuedAt: Timestamp)] = [:]
+    var narrowingFlights = Flights<NarrowedTokenCache.Key, CheckedContinuation<NarrowedToken, any Error>>()
+    /// Each user's last refresh, for about a second (`+TokenRequests`, `refresh`).
+    var recentRefreshes = RecentRefreshes()
     var refreshesSucceeded: Int64 = 0
     var refreshesFailed: Int64 = 0
     private(set) var providers: [String: any IdentityProvider]
@@ -66,20 +62,15 @@ package actor SessionRegistry {
     var leaseConfiguration: LeaseConfiguration
     /// Every known seat: where it comes from, whether it is there now (`+Seats`).
     var seatDirectory: [String: SessionView.SeatEntry] = [:]
-    /// One gate per seat: changes of a seat's active user wait for its leases one after the other, in order.
-    var seatGates: [String: FIFOGate] = [:]
-    /// For each seat whose changes wait in line, the moment each delay lease on it stops holding them back: given to
-    /// the holder when the first change it delays is asked for, shared by every change queued behind it (`+Leases`).
-    var delayDeadlines: [String: [String: Timestamp]] = [:]
+    /// One gate per seat: changes of a seat's active user wait for its leases one after the other, in order; and the
+    /// delays the seat's delay leases were given (`+Seats`, `+Leases`).
+    var seatGates = SeatGates<CheckedContinuation<Void, Never>>()
     /// Seat assignments known but not yet in the store (loaded from a database from before seats): written with the
     /// next commit.
     var unrecordedSeats: [String: String?] = [:]
-    /// Moves whenever a committed change takes an identity from its owner (unlink, deletion, an anonymous user's end);
-    /// see `resolveOwner`.
-    var identityEpoch: UInt64 = 0
-    /// One gate per identity a login or link is resolving and committing: two of them with one identity go one after
-    /// the other (see `resolveOwner`).
-    var identityGates: [String: FIFOGate] = [:]
+    /// One gate per identity a login or link is resolving and committing, and the epoch that moves whenever a
+    /// committed change takes an identity from its owner (see `resolveOwner`).
+    var identityGates = IdentityGates<CheckedContinuation<Void, Never>>()
     /// The login sessions `open_session` bound to users, by id and by logind session (`+SessionBindings`).
     var sessionBindings = SessionBindingTable()
     /// Where seat locks and PINs are kept and how PINs are hashed (`+Locks`); nil until the daemon gives them.

@@ -202,6 +202,20 @@ package final class Dispatcher: Sendable {
         do {
             switch try handler.start(params, call) {
             case .answered(let bytes): return .answered(bytes)
+            case .read(let answer):
+                // The method table says whether a method is audited; reads from the published state are audited
+                // here, as `finish` audits the asynchronous answers.
+                if handler.isAudited {
+                    self.audit(
+                        method.rawValue,
+                        userID: answer.userID,
+                        outcome: "ok",
+                        tokenExpiresAt: answer.tokenExpiresAt,
+                        details: answer.auditDetails,
+                        context
+                    )
+                }
+                return .answered(answer.bytes)
             case .pending(let run): return .pending(Pending(handler: handler, call: call, run: run))
             }
         } catch {

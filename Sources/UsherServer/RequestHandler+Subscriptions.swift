@@ -5,7 +5,7 @@ import UsherCore
 /// connection's handler ends the subscription with the connection (or when a new one replaces it).
 extension RequestHandler {
     func forward(_ subscription: EventHub.LineSubscription, context: ChannelHandlerContext) {
-        self.subscriptionID = subscription.id
+        self.state.subscribed(subscription.id)
         self.activity.subscribed = true
         let membership = self.subscribers.add(
             subscriptionID: subscription.id,
@@ -19,7 +19,6 @@ extension RequestHandler {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let revocationNotice = self.varlink == nil ? SocketServer.revocationNotice : VarlinkReply.revocationNotice
-        self.forwarders += 1
         // One task per subscribed connection: it waits for events, which arrive from the registry.
         Task {
             defer { eventLoop.execute { handler.value.forwardingEnded() } }
@@ -43,14 +42,17 @@ extension RequestHandler {
     }
 
     private func forwardingEnded() {
-        self.forwarders -= 1
+        self.state.forwardingEnded()
         if let context = self.context { self.closeIfDone(context: context) }
     }
 
     /// Ends the subscription (its forwarding task then ends); the connection is subject to the idle timeout again.
     func unsubscribe() {
-        guard let id = self.subscriptionID else { return }
-        self.subscriptionID = nil
+        if let id = self.state.unsubscribe() { self.subscriptionEnded(id) }
+    }
+
+    /// The subscription `id` ended: it leaves the roster.
+    func subscriptionEnded(_ id: UInt64) {
         self.subscribers.remove(id)
         self.activity.subscribed = false
     }

@@ -16,15 +16,14 @@ extension RequestHandler {
     /// The connection closed (or its handler left the pipeline): the requests it had read in full are handed to its
     /// task, which carries them out and then ends. Runs once.
     func connectionEnded(context: ChannelHandlerContext) {
-        guard !self.dispatcherContext.presence.isGone else { return }
+        guard let queued = self.state.end() else { return }
         self.dispatcherContext.presence.markGone()
-        let leftovers = self.queued.compactMap { frame -> ByteBuffer? in
+        let leftovers = queued.compactMap { frame -> ByteBuffer? in
             guard case .line(let line) = frame else { return nil }
             let bytes = line.readableBytesView
             return bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) ? nil : line
         }
-        self.queued.removeAll()
-        if !leftovers.isEmpty, !self.closing {
+        if !leftovers.isEmpty {
             let work = self.startWork(context: context)
             for line in leftovers { work.yield(.leftover(line)) }
         }

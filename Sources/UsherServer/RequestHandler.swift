@@ -14,7 +14,7 @@ import UsherProtocol
 /// Reads (`current_user`, `list_users`, a fresh `access_token`, `hello`) are answered right here from the registry's
 /// published state: no task, no thread switch, no actor hop. A request that needs the registry (any change, a token
 /// that must be refreshed first) is handed to the connection's one task (`work`), which answers such requests one
-/// after the other. Lines that arrive meanwhile wait in `queued`, and reading from the socket pauses while too many
+/// after the other. Lines that arrive meanwhile wait in the queue, and reading from the socket pauses while too many
 /// wait. Answers to pipelined requests are flushed together, and a connection that pipelines a great many lines yields
 /// to the other connections of its loop every `burst` lines.
 ///
@@ -44,22 +44,8 @@ final class RequestHandler: ChannelDuplexHandler {
     private var splitter: LineSplitter
     /// The start of a line whose end has not been read yet.
     private var unsplit: ByteBuffer?
-    var queued: Deque<LineFrame> = []
-    /// A request is with the registry; later lines wait.
-    private var busy = false
-    /// A drain of `queued` is scheduled on the loop.
-    private var drainScheduled = false
-    private var readHeld = false
-    private var inputClosed = false
-    var closing = false
-    /// A long answer being written as the socket takes it (the request stays `busy` until it is all written).
-    private var streaming: ListLineChunks?
-    /// Event lines for this connection alone that came while an answer was being streamed: written after it.
-    private var heldEvents: [[UInt8]] = []
-    var subscriptionID: UInt64?
-    /// Tasks forwarding a subscription's events that have not ended yet (a new `subscribe` replaces the old one,
-    /// whose task ends shortly after).
-    var forwarders = 0
+    /// Where the connection is in its life: every change goes through it (`ConnectionStateMachine`).
+    var state = ConnectionStateMachine<LineFrame, ListLineChunks>(maximumQueued: RequestHandler.maximumQueued)
     var context: ChannelHandlerContext?
     /// The connection's one task for requests that need the registry, started with the first such request, and the
     /// way to hand it the next one.
@@ -67,12 +53,10 @@ final class RequestHandler: ChannelDuplexHandler {
     /// Set on the Varlink socket: calls and replies framed by Varlink (NUL-terminated messages), answered by the same
     /// dispatcher. Nil: newline-delimited JSON.
     var varlink: VarlinkCalls?
-    /// The first piece of a long answer is the next one `pump` writes (its envelope becomes a Varlink reply's).
-    private var firstChunk = false
 
-    /// Whether the next request must wait: one is with the registry, or a Varlink call's replies go on (Varlink
-    /// answers calls in order, so the next is answered once that call ends).
-    private var waiting: Bool { self.busy || self.varlink?.streaming != nil }
+    /// Whether a Varlink call's replies go on (Varlink answers calls in order, so the next is answered once that call
+    /// ends).
+    private var callOpen: Bool { self.varlink?.streaming != nil }
 
     init(
         dispatcher: Dispatcher,
@@ -133,11 +117,7 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     private func received(_ frame: LineFrame, context: ChannelHandlerContext) {
-        guard !self.closing else { return }
-        if self.waiting || !self.queued.isEmpty {
-            self.queued.append(frame)
-            return
-        }
+        guard case .answer(let frame) = self.state.received(frame, callOpen: self.callOpen) else { return }
         self.answer(frame, context: context)
     }
 
@@ -152,7 +132,7 @@ final class RequestHandler: ChannelDuplexHandler {
                 self.unsplit = nil
                 if let frame = self.splitter.last(from: &rest) { self.received(frame, context: context) }
             }
-            self.inputClosed = true
+            self.state.inputClosed()
             self.closeIfDone(context: context)
         }
         context.fireUserInboundEventTriggered(event)
@@ -170,11 +150,7 @@ final class RequestHandler: ChannelDuplexHandler {
     // MARK: - Outbound
 
     func read(context: ChannelHandlerContext) {
-        if self.queued.count >= Self.maximumQueued {
-            self.readHeld = true
-        } else {
-            context.read()
-        }
+        if self.state.read() { context.read() }
     }
 
     // MARK: - Answering
@@ -186,8 +162,7 @@ final class RequestHandler: ChannelDuplexHandler {
                 self.varlink == nil ? LineCodec.encodeError(id: nil, error) : VarlinkReply.error(error),
                 context: context
             )
-            self.closing = true
-            self.queued.removeAll()
+            self.state.lineTooLong()
             self.flushThenClose(context: context)
             return
         }
@@ -204,7 +179,7 @@ final class RequestHandler: ChannelDuplexHandler {
         case .answered(let bytes):
             self.answered(bytes, context: context)
         case .pending(let pending):
-            self.busy = true
+            self.state.requestPending()
             context.flush()
             self.startWork(context: context).yield(.pending(pending))
         }
@@ -219,11 +194,10 @@ final class RequestHandler: ChannelDuplexHandler {
     }
 
     func finished(_ outcome: Dispatcher.Outcome) {
-        guard let context = self.context, !self.dispatcherContext.presence.isGone else {
+        guard let context = self.context, self.state.registryFinished() else {
             Self.drop(outcome, dispatcher: self.dispatcher)
             return
         }
-        self.busy = false
         switch self.varlink == nil ? outcome : self.varlinkReply(to: outcome) {
         case .response(let bytes):
             self.answered(bytes, context: context)
@@ -232,16 +206,14 @@ final class RequestHandler: ChannelDuplexHandler {
             self.answered(bytes, context: context)
             self.forward(subscription, context: context)
         case .streamed(var chunks):
-            guard self.subscriptionID == nil else {
-                // Events are written by another task: the answer goes in one write, so none lands inside it.
+            guard self.state.startStreaming(chunks) else {
+                // Subscribed: events are written by another task, so the answer goes in one write and none lands
+                // inside it.
                 var line: [UInt8] = []
                 while let chunk = chunks.next() { line += chunk }
                 self.answered(line, context: context)
                 break
             }
-            self.busy = true
-            self.streaming = chunks
-            self.firstChunk = true
             self.pump(context: context)
             return
         }
@@ -252,61 +224,53 @@ final class RequestHandler: ChannelDuplexHandler {
     /// Writes pieces of the answer being streamed while the channel is writable; the rest follows when it is again.
     ///
     /// A flush can make the channel writable again and deliver `channelWritabilityChanged` while this runs; the
-    /// pieces are taken out of `streaming` meanwhile, so that nested call writes nothing twice.
+    /// pieces are taken out of the state meanwhile (`takeStream()`), so that nested call writes nothing twice.
     private func pump(context: ChannelHandlerContext) {
-        guard var chunks = self.streaming else { return }
-        self.streaming = nil
+        guard var (chunks, first) = self.state.takeStream() else { return }
         while context.channel.isWritable, let chunk = chunks.next() {
             if let varlink = self.varlink {
                 if varlink.wantsReply {
-                    self.write(VarlinkReply.chunk(chunk, first: self.firstChunk), context: context)
+                    self.write(VarlinkReply.chunk(chunk, first: first), context: context)
                 }
             } else {
                 self.write(chunk, context: context)
             }
-            self.firstChunk = false
+            first = false
             context.flush()
         }
         guard context.channel.isWritable else {
-            self.streaming = chunks
+            self.state.streamPaused(chunks, first: first)
             return
         }
         // Written in full: now the event lines that waited for it.
-        self.streaming = nil
-        self.busy = false
-        for line in self.heldEvents { self.write(line, context: context) }
-        self.heldEvents.removeAll()
+        for line in self.state.streamWritten() { self.write(line, context: context) }
         self.activity.requestFinished()
         self.tracker.requestAnswered(to: self.dispatcherContext.peer.uid)
         self.drain(context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, self.streaming != nil { self.pump(context: context) }
+        if context.channel.isWritable { self.pump(context: context) }
         context.fireChannelWritabilityChanged()
     }
 
     /// Answers queued lines until one needs the registry, the queue is empty, or a burst is done.
     private func drain(context: ChannelHandlerContext) {
         var answered = 0
-        while !self.waiting, !self.closing, answered < Self.burst, let frame = self.queued.popFirst() {
+        while answered < Self.burst, let frame = self.state.nextQueued(callOpen: self.callOpen) {
             self.answer(frame, context: context)
             answered += 1
         }
         context.flush()
-        if !self.waiting, !self.queued.isEmpty, !self.drainScheduled {
+        if self.state.scheduleDrain(callOpen: self.callOpen) {
             // Fairness: let the other connections of this loop answer before this one answers more.
-            self.drainScheduled = true
             let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
             context.eventLoop.execute {
-                handler.value.drainScheduled = false
+                handler.value.state.drainRan()
                 if let context = handler.value.context { handler.value.drain(context: context) }
             }
         }
-        if self.readHeld, self.queued.count < Self.maximumQueued / 2 {
-            self.readHeld = false
-            context.read()
-        }
+        if self.state.resumeReading() { context.read() }
         self.closeIfDone(context: context)
     }
 
@@ -315,7 +279,7 @@ final class RequestHandler: ChannelDuplexHandler {
     /// lands between the answer's pieces. On the Varlink socket it is a reply of the `Inhibit` call that streams the
     /// lease's events, and has nowhere to go without one.
     func deliverEvent(_ event: Event) {
-        guard let context = self.context, !self.closing else { return }
+        guard let context = self.context, self.state.acceptsEvents else { return }
         guard self.varlink == nil else {
             guard let reply = self.varlink!.leaseEvent(event) else { return }
             self.write(reply, context: context)
@@ -324,10 +288,7 @@ final class RequestHandler: ChannelDuplexHandler {
             return
         }
         let line = LineCodec.encode(event)
-        guard self.streaming == nil else {
-            self.heldEvents.append(line)
-            return
-        }
+        guard self.state.event(line) == .write else { return }
         self.write(line, context: context)
         context.flush()
     }
@@ -340,13 +301,11 @@ final class RequestHandler: ChannelDuplexHandler {
 
     /// After the peer's end of input: close once every line is answered and written.
     func closeIfDone(context: ChannelHandlerContext) {
-        guard self.inputClosed, !self.busy, self.queued.isEmpty, !self.closing else { return }
         // The subscription ends with the input. Its forwarding task still writes the events it holds (at shutdown:
         // `daemon_stopping`), then stops and calls back here.
-        self.unsubscribe()
-        guard self.forwarders == 0 else { return }
-        self.closing = true
-        self.flushThenClose(context: context)
+        let closing = self.state.closeIfDone()
+        if let id = closing.unsubscribed { self.subscriptionEnded(id) }
+        if closing.close { self.flushThenClose(context: context) }
     }
 
     /// Waits until everything written so far has been handed to the kernel (an empty write completes after every

@@ -24,9 +24,9 @@ struct DPoPKeyTests {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    @Test func aProofIsSignedByTheKeyItsHeaderNames() throws {
+    @Test func aProofIsSignedByTheKeyItsHeaderNames() async throws {
         let key = DPoPKey.generate()
-        let proof = key.proof(
+        let proof = try await key.proof(
             method: "POST",
             url: "https://api.example.com/items",
             nonce: "n-42",
@@ -57,15 +57,15 @@ struct DPoPKeyTests {
         #expect(key.thumbprint == Self.base64URL(SHA256.hash(data: Data(canonical.utf8))))
     }
 
-    @Test func everyProofHasItsOwnJTIAndATokenRequestHasNoATH() throws {
+    @Test func everyProofHasItsOwnJTIAndATokenRequestHasNoATH() async throws {
         let key = DPoPKey.generate()
         let now = Timestamp(millisecondsSinceEpoch: 1_800_000_000_000)
         let first = try Self.part(
-            key.proof(method: "POST", url: "https://t/", nonce: nil, accessToken: nil, issuedAt: now),
+            try await key.proof(method: "POST", url: "https://t/", nonce: nil, accessToken: nil, issuedAt: now),
             1
         )
         let second = try Self.part(
-            key.proof(method: "POST", url: "https://t/", nonce: nil, accessToken: nil, issuedAt: now),
+            try await key.proof(method: "POST", url: "https://t/", nonce: nil, accessToken: nil, issuedAt: now),
             1
         )
         #expect(first["jti"] != nil && first["jti"] != second["jti"])

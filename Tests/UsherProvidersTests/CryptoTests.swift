@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOPosix
 import Testing
+import UsherCore
 import UsherProtocol
 
 @testable import UsherProviders

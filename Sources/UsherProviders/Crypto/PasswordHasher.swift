@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import NIOPosix
+import UsherCore
 
 /// Hashes and verifies local users' passwords with scrypt.
 ///

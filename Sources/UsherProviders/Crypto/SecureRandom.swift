@@ -1,4 +1,5 @@
 import Crypto
+import UsherCore
 
 /// Random bytes and tokens from the operating system's CSPRNG, plus the digests used to store tokens.
 package enum SecureRandom {

@@ -1,5 +1,6 @@
 import Crypto
 internal import JWTKit
+import UsherCore
 import UsherProtocol
 
 #if canImport(FoundationEssentials)
@@ -39,7 +40,7 @@ package struct TokenSigner: Sendable {
         let coordinates = [UInt8](privateKey.publicKey.rawRepresentation)
         let x = Base64URL.encode(coordinates.prefix(32))
         let y = Base64URL.encode(coordinates.suffix(32))
-        let keyID = Self.thumbprint(x: x, y: y)
+        let keyID = JWKThumbprint.p256(x: x, y: y)
         self.keyID = keyID
         self.publicJWK = UsherProtocol.JWK(kty: "EC", kid: keyID, use: "sig", alg: "ES256", crv: "P-256", x: x, y: y)
         // A key swift-crypto made always has a raw representation, which is all `ES256PrivateKey(backing:)` reads.
@@ -56,13 +57,6 @@ package struct TokenSigner: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return await JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
             .add(ecdsa: self.key, kid: JWKIdentifier(string: self.keyID))
-    }
-
-    /// The RFC 7638 thumbprint of a P-256 public key: SHA-256 over its required members in lexicographic
-    /// order, without whitespace, in base64url.
-    package static func thumbprint(x: String, y: String) -> String {
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
-        return Base64URL.encode(SHA256.hash(data: Array(canonical.utf8)))
     }
 
     // MARK: Tokens

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 internal import JWTKit
+import UsherCore
 import UsherProtocol
 
 /// The JWS algorithms (RFC 7518 §3) usher verifies: RSA with PKCS #1 v1.5 or PSS padding, and ECDSA on P-256 and

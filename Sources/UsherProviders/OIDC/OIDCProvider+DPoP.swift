@@ -15,15 +15,28 @@ extension OIDCProvider {
     }
 
     /// A proof for `method` `url` (its query and fragment left out, as `htu` wants) with `key`.
-    func dpopProof(_ key: DPoPKey, method: String, url: String, nonce: String?, accessToken: String?) -> String {
+    ///
+    /// - Throws: `OIDCFailure.unavailable` in the case jwt-kit cannot sign (it does not, for a key swift-crypto made),
+    ///   so that the request is tried again later, as when the provider cannot be reached.
+    func dpopProof(
+        _ key: DPoPKey,
+        method: String,
+        url: String,
+        nonce: String?,
+        accessToken: String?
+    ) async throws(OIDCFailure) -> String {
         let end = url.firstIndex { $0 == "?" || $0 == "#" } ?? url.endIndex
-        return key.proof(
-            method: method,
-            url: String(url[..<end]),
-            nonce: nonce,
-            accessToken: accessToken,
-            issuedAt: self.clock.now()
-        )
+        do {
+            return try await key.proof(
+                method: method,
+                url: String(url[..<end]),
+                nonce: nonce,
+                accessToken: accessToken,
+                issuedAt: self.clock.now()
+            )
+        } catch {
+            throw .unavailable("the DPoP proof could not be signed: \(error)")
+        }
     }
 
     /// The nonce to put in a second proof, when `response` refused the first for the lack of it: an authorization
@@ -51,7 +64,13 @@ extension OIDCProvider {
         guard let key else { return try await self.http.post(metadata.tokenEndpoint, form: form, headers: headers) }
         var nonce: String? = nil
         while true {
-            let proof = self.dpopProof(key, method: "POST", url: metadata.tokenEndpoint, nonce: nonce, accessToken: nil)
+            let proof = try await self.dpopProof(
+                key,
+                method: "POST",
+                url: metadata.tokenEndpoint,
+                nonce: nonce,
+                accessToken: nil
+            )
             let response = try await self.http.post(
                 metadata.tokenEndpoint,
                 form: form,
@@ -67,7 +86,7 @@ extension OIDCProvider {
     func getWithProof(_ url: String, accessToken: String, key: DPoPKey) async throws(OIDCFailure) -> OIDCHTTP.Response {
         var nonce: String? = nil
         while true {
-            let proof = self.dpopProof(key, method: "GET", url: url, nonce: nonce, accessToken: accessToken)
+            let proof = try await self.dpopProof(key, method: "GET", url: url, nonce: nonce, accessToken: accessToken)
             let response = try await self.http.get(url, dpopToken: accessToken, proof: proof)
             guard nonce == nil, let demanded = Self.demandedNonce(response) else { return response }
             nonce = demanded

@@ -55,9 +55,7 @@ extension OIDCProvider: ProfileReading {
     static func jwtPayload(_ token: String) -> [String: JSONValue]? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[1].utf8.count <= 64 * 1024 else { return nil }
-        var base64 = String(parts[1]).replacing("-", with: "+").replacing("_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        return try? JSONDecoder().decode([String: JSONValue].self, from: data)
+        guard let bytes = Base64URL.decode(parts[1]) else { return nil }
+        return try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes))
     }
 }

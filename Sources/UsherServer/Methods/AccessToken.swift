@@ -30,14 +30,11 @@ extension MethodHandler {
                     }
                 )
             else { return nil }
-            call.dispatcher.audit(
-                Method.accessToken.rawValue,
+            return ReadAnswer(
+                WireWriter.responseLine(id: call.id, resultJSON: answer.answer),
                 userID: answer.userID,
-                outcome: "ok",
-                tokenExpiresAt: answer.expiresAt,
-                call.context
+                tokenExpiresAt: answer.expiresAt
             )
-            return WireWriter.responseLine(id: call.id, resultJSON: answer.answer)
         },
         answer: { request, call in
             let minimum = request.minValid ?? AccessTokenRequest.defaultMinimumValidity
@@ -75,7 +72,7 @@ extension MethodHandler {
         seat: String?,
         minimum: Int64,
         _ call: Call
-    ) throws -> [UInt8]? {
+    ) throws -> ReadAnswer? {
         let registry = call.registry
         guard let userID = try registry.view.loggedInUser(userID: request.userID, seat: seat, scope: call.scope)
         else { return nil }
@@ -87,15 +84,12 @@ extension MethodHandler {
         let issued = SessionRegistry.issued(userID, token, narrowing: narrowing, now: now)
         var writer = WireWriter(capacity: issued.accessToken.utf8.count + 256)
         AccessTokenRequest.Result(issued).write(to: &writer)
-        call.dispatcher.audit(
-            Method.accessToken.rawValue,
+        return ReadAnswer(
+            WireWriter.responseLine(id: call.id, resultJSON: writer.bytes),
             userID: userID,
-            outcome: "ok",
             tokenExpiresAt: token.expiresAt,
-            details: Self.narrowingDetails(issued),
-            call.context
+            auditDetails: Self.narrowingDetails(issued)
         )
-        return WireWriter.responseLine(id: call.id, resultJSON: writer.bytes)
     }
 
     /// What the audit record of a narrowed token names: its audience and scopes (never the token).

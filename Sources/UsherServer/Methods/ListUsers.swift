@@ -19,7 +19,7 @@ extension MethodHandler {
                     ListUsersRequest.Result(page).write(to: &writer)
                     return writer.bytes
                 }
-                return answer.map { WireWriter.responseLine(id: call.id, resultJSON: $0) }
+                return answer.map { ReadAnswer(WireWriter.responseLine(id: call.id, resultJSON: $0)) }
             }
             if let limit = request.limit, request.after == nil {
                 // The first page, which a client polling the list reads again and again: encoded once per change.
@@ -28,7 +28,7 @@ extension MethodHandler {
                     ListUsersRequest.Result(page).write(to: &writer)
                     return writer.bytes
                 }
-                return WireWriter.responseLine(id: call.id, resultJSON: answer)
+                return ReadAnswer(WireWriter.responseLine(id: call.id, resultJSON: answer))
             }
             let result = ListUsersRequest.Result(
                 try view.listUsers(
@@ -36,9 +36,9 @@ extension MethodHandler {
                     after: request.after.map(UserPage.Position.init(after:))
                 )
             )
-            return WireWriter.responseLine(id: call.id, capacity: 800 * result.users.count + 64) {
-                result.write(to: &$0)
-            }
+            return ReadAnswer(
+                WireWriter.responseLine(id: call.id, capacity: 800 * result.users.count + 64) { result.write(to: &$0) }
+            )
         },
         answer: { request, call in
             // Too long to answer on the event loop: taken from the published state here, off the loop, and written a

@@ -60,7 +60,30 @@ package struct MethodHandler: Sendable {
     /// How a handler started: answered already, or with the rest to do off the event loop.
     enum Start: Sendable {
         case answered([UInt8])
+        /// Answered from the published state, on the event loop: the dispatcher audits it when the method is audited.
+        case read(ReadAnswer)
         case pending(@Sendable () async throws -> Answer)
+    }
+
+    /// An answer from the published state, and what its audit record names (when the method is audited; the
+    /// dispatcher writes the record, as it does for the asynchronous answers).
+    package struct ReadAnswer: Sendable {
+        package var bytes: [UInt8]
+        package var userID: String?
+        package var tokenExpiresAt: Timestamp?
+        package var auditDetails: Logger.Metadata
+
+        package init(
+            _ bytes: [UInt8],
+            userID: String? = nil,
+            tokenExpiresAt: Timestamp? = nil,
+            auditDetails: Logger.Metadata = [:]
+        ) {
+            self.bytes = bytes
+            self.userID = userID
+            self.tokenExpiresAt = tokenExpiresAt
+            self.auditDetails = auditDetails
+        }
     }
 
     /// What an asynchronous answer produced: the outcome, and what its audit record names.
@@ -139,14 +162,14 @@ package struct MethodHandler: Sendable {
         reach: SeatReach,
         audited: Bool = false,
         owner: OwnerRule = .none,
-        read: (@Sendable (Request, Call) throws -> [UInt8]?)? = nil,
+        read: (@Sendable (Request, Call) throws -> ReadAnswer?)? = nil,
         answer: @escaping @Sendable (Request, Call) async throws -> Answer
     ) {
         self.init(method: Request.method, permission: permission, reach: reach, isAudited: audited, owner: owner) {
             params,
             call in
             let request = try Request(params: params)
-            if let read, let bytes = try read(request, call) { return .answered(bytes) }
+            if let read, let answer = try read(request, call) { return .read(answer) }
             return .pending { try await answer(request, call) }
         }
     }
