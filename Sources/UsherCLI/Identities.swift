@@ -34,6 +34,35 @@ extension Usher {
         }
     }
 
+    struct ListIdentities: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "identities",
+            abstract: "List the identities of a user: the accounts that prove who it is, the session's first."
+        )
+
+        @OptionGroup var options: GlobalOptions
+
+        @Option(help: "The user: id or email (default: the seat's active user).", completion: UserCompletion.kind)
+        var user: String?
+
+        @Option(help: "The seat whose active user is meant (default: yours as logind sees it, else the default seat).")
+        var seat: String?
+
+        func run() async throws {
+            try await self.options.withSession { session in
+                let userID: String? = try await session.userID(for: self.user)
+                let result = try await session.perform(ListIdentitiesRequest(userID: userID, seat: self.seat))
+                guard !session.json else { return }
+                for identity in result.identities {
+                    Output.line(
+                        "\(Terminal.escaped(identity.provider))\t\(Terminal.escaped(identity.kind))\t"
+                            + Terminal.escaped(identity.subject)
+                    )
+                }
+            }
+        }
+    }
+
     struct Unlink: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "unlink",

@@ -35,7 +35,7 @@ struct Usher: AsyncParsableCommand {
             ResendConfirmation.self, ResetPassword.self, Login.self, Switch.self,
             Logout.self, Remove.self, Token.self, DPoPProof.self, Exec.self, Refresh.self, APIKey.self, Watch.self,
             Call.self,
-            Seats.self, Inhibit.self, Leases.self, Lock.self, Unlock.self, PIN.self, Link.self, Unlink.self,
+            Seats.self, Inhibit.self, Leases.self, Lock.self, Unlock.self, PIN.self, Link.self, ListIdentities.self, Unlink.self,
             Delete.self, Profile.self,
             GitCredential.self,
             SetupGit.self, KubeCredential.self, SetupKube.self,

@@ -17,6 +17,7 @@
 #define METHOD_LOGIN_BEGIN "login_begin"
 #define METHOD_LOGIN_WAIT "login_wait"
 #define METHOD_CURRENT_USER "current_user"
+#define METHOD_LIST_IDENTITIES "list_identities"
 #define METHOD_LIST_USERS "list_users"
 #define METHOD_SWITCH_USER "switch_user"
 #define METHOD_LOGOUT "logout"

@@ -29,6 +29,7 @@ METHOD_LOGIN = "login"
 METHOD_LOGIN_BEGIN = "login_begin"
 METHOD_LOGIN_WAIT = "login_wait"
 METHOD_CURRENT_USER = "current_user"
+METHOD_LIST_IDENTITIES = "list_identities"
 METHOD_LIST_USERS = "list_users"
 METHOD_SWITCH_USER = "switch_user"
 METHOD_LOGOUT = "logout"
@@ -73,6 +74,7 @@ METHODS: Tuple[str, ...] = (
     METHOD_LOGIN_BEGIN,
     METHOD_LOGIN_WAIT,
     METHOD_CURRENT_USER,
+    METHOD_LIST_IDENTITIES,
     METHOD_LIST_USERS,
     METHOD_SWITCH_USER,
     METHOD_LOGOUT,
@@ -728,6 +730,22 @@ class CurrentUserResult(_CurrentUserResultRequired, total=False):
     """The result of ``current_user``."""
     seat: Optional[str]
     user: Optional[User]
+
+
+class ListIdentitiesParameters(TypedDict, total=False):
+    """The parameters of ``list_identities``.
+
+    The identities of a user (default: the seat's active user): the accounts that prove who it is, the session's
+    first.
+    """
+    user_id: Optional[str]
+    seat: Optional[str]
+
+
+class ListIdentitiesResult(TypedDict):
+    """The result of ``list_identities``."""
+    user_id: str
+    identities: List[Identity]
 
 
 class ListUsersParameters(TypedDict, total=False):
