@@ -53,6 +53,8 @@ def test_every_method_answers_as_the_definition_says(checked: Checked, definitio
     page = call("ListUsers", limit=1)
     assert [user["id"] for user in page["users"]] == [guest["id"]] and page["next"]
     assert call("CurrentUser")["user"]["id"] == ann["id"]
+    assert call("ListIdentities") == {"user_id": ann["id"], "identities": ann["identities"]}
+    fails("ListIdentities", "UserNotFound", user_id="u_nobody")
     assert call("SwitchUser", user_id=guest["id"])["user"]["id"] == guest["id"]
     fails("SwitchUser", "UserNotFound", user_id="u_nobody")
     fails("SwitchUser", "Conflict", user_id=ann["id"], if_generation=1)
