@@ -322,14 +322,24 @@ extension WireWriter {
     }
 }
 
-/// A response line written a piece at a time: a list of 100,000 users is tens of megabytes, and a connection should
-/// hold a few pieces of it, not the whole answer (the server writes the next piece when the socket takes the last).
+/// A `list_users` answer written a piece at a time: a list of 100,000 users is tens of megabytes, and a connection
+/// should hold a few pieces of it, not the whole answer (the server writes the next piece when the socket takes the
+/// last). The pieces are written from the result, in the framing of the socket that asked (`framing`).
 public struct ListLineChunks: IteratorProtocol, Sendable {
+    /// How the answer is framed around the result.
+    public enum Framing: Sendable {
+        /// The newline-delimited socket's response line, `{"id":…,"result":…}\n`.
+        case line
+        /// A Varlink reply, `{"parameters":…}` and its NUL.
+        case varlink
+    }
+
     private let id: RequestID?
     private let result: ListUsersRequest.Result
     private let usersPerChunk: Int
     private var position = 0
     private var done = false
+    public var framing = Framing.line
 
     public init(id: RequestID?, result: ListUsersRequest.Result, usersPerChunk: Int = 256) {
         self.id = id
@@ -340,7 +350,7 @@ public struct ListLineChunks: IteratorProtocol, Sendable {
     /// The next piece of the line; the pieces together are exactly `LineCodec.encodeResult(id:result)`.
     public mutating func next() -> [UInt8]? {
         guard !self.done else { return nil }
-        if case .double = self.id {
+        if case .double = self.id, self.framing == .line {
             // An id the writer leaves to LineCodec: the whole line at once.
             self.done = true
             return LineCodec.encodeResult(id: self.id, self.result)
@@ -356,10 +366,16 @@ public struct ListLineChunks: IteratorProtocol, Sendable {
                 head.string(cursor)
             }
             head.raw(",\"users\":[")
-            var line = WireWriter.responseLine(id: self.id, resultJSON: head.bytes)
-            // `responseLine` closes the envelope (`}\n`); the users and the closing come in later pieces.
-            line.removeLast(2)
-            writer.bytes = line
+            switch self.framing {
+            case .line:
+                var line = WireWriter.responseLine(id: self.id, resultJSON: head.bytes)
+                // `responseLine` closes the envelope (`}\n`); the users and the closing come in later pieces.
+                line.removeLast(2)
+                writer.bytes = line
+            case .varlink:
+                writer.raw("{\"parameters\":")
+                writer.bytes.append(contentsOf: head.bytes)
+            }
         }
         let end = min(self.position + self.usersPerChunk, self.result.users.count)
         for index in self.position..<end {
@@ -368,7 +384,8 @@ public struct ListLineChunks: IteratorProtocol, Sendable {
         }
         self.position = end
         if end == self.result.users.count {
-            writer.raw("]}}\n")
+            writer.raw("]}}")
+            writer.bytes.append(self.framing == .line ? UInt8(ascii: "\n") : 0)
             self.done = true
         }
         return writer.bytes

@@ -35,9 +35,9 @@ struct ConnectionStateMachine<Line, Chunks> {
         case ready
         /// A request is with the registry: later lines wait.
         case withRegistry
-        /// A long answer is being written as the socket takes it; `first` says whether its next piece is its first.
+        /// A long answer is being written as the socket takes it.
         /// Events for this connection alone that come meanwhile wait in `held`, so none lands inside the answer.
-        case streaming(Chunks, first: Bool, held: [[UInt8]])
+        case streaming(Chunks, held: [[UInt8]])
         /// The handler is writing pieces of the streamed answer now (`takeStream()`): a writability change in the
         /// middle of it finds nothing to write.
         case writing(held: [[UInt8]])
@@ -166,21 +166,21 @@ struct ConnectionStateMachine<Line, Chunks> {
     /// the answer must go in one write, so that no event lands inside it.
     mutating func startStreaming(_ chunks: Chunks) -> Bool {
         guard self.subscription == nil, self.answer?.isReady == true else { return false }
-        self.setAnswer(.streaming(chunks, first: true, held: []))
+        self.setAnswer(.streaming(chunks, held: []))
         return true
     }
 
     /// The pieces left to write, handed to the handler to write now; nil when no answer waits for the socket.
-    mutating func takeStream() -> (chunks: Chunks, first: Bool)? {
-        guard case .streaming(let chunks, let first, let held) = self.answer else { return nil }
+    mutating func takeStream() -> Chunks? {
+        guard case .streaming(let chunks, let held) = self.answer else { return nil }
         self.setAnswer(.writing(held: held))
-        return (chunks, first)
+        return chunks
     }
 
     /// The socket took no more: the rest is written when it is writable again.
-    mutating func streamPaused(_ chunks: Chunks, first: Bool) {
+    mutating func streamPaused(_ chunks: Chunks) {
         guard case .writing(let held) = self.answer else { return }
-        self.setAnswer(.streaming(chunks, first: first, held: held))
+        self.setAnswer(.streaming(chunks, held: held))
     }
 
     /// The streamed answer is written in full: the request is done. Returns the event lines that waited for it.
@@ -195,9 +195,9 @@ struct ConnectionStateMachine<Line, Chunks> {
         switch self.answer {
         case nil:
             return .dropped
-        case .streaming(let chunks, let first, var held)?:
+        case .streaming(let chunks, var held)?:
             held.append(line)
-            self.setAnswer(.streaming(chunks, first: first, held: held))
+            self.setAnswer(.streaming(chunks, held: held))
             return .held
         case .writing(var held)?:
             held.append(line)

@@ -10,11 +10,11 @@ import UsherProtocol
 package final class Dispatcher: Sendable {
     /// What answering a request produced.
     package enum Outcome: Sendable {
-        case response([UInt8])
+        case response(Reply)
         /// A long response, written a piece at a time as the socket takes them.
         case streamed(ListLineChunks)
         /// The connection subscribed: write the response, then forward the subscription's events.
-        case subscribed(response: [UInt8], subscription: EventHub.LineSubscription)
+        case subscribed(response: Reply, subscription: EventHub.LineSubscription)
     }
 
     /// What the dispatcher knows about the connection a request came on. Not what the peer may do: that is asked of
@@ -103,7 +103,7 @@ package final class Dispatcher: Sendable {
     /// Where `begin` left a request.
     package enum Step: Sendable {
         /// Answered already (a read from the published state, or an error).
-        case answered([UInt8])
+        case answered(Reply)
         /// Needs the registry: finish it with `finish`, off the event loop.
         case pending(Pending)
     }
@@ -118,7 +118,7 @@ package final class Dispatcher: Sendable {
     /// Answers one line. Never throws: every failure becomes an error response.
     package func handle(line: some Collection<UInt8>, context: Context) async -> Outcome {
         switch self.begin(line: line, context: context) {
-        case .answered(let bytes): return .response(bytes)
+        case .answered(let reply): return .response(reply)
         case .pending(let pending): return await self.finish(pending, context: context)
         }
     }
@@ -139,7 +139,7 @@ package final class Dispatcher: Sendable {
                 maximumMembers: limits.maximumJSONMembers
             )
         } catch {
-            return .answered(LineCodec.encodeError(id: error.id, error.error))
+            return .answered(.failure(id: error.id, error.error))
         }
         return self.begin(head: head, context: context)
     }
@@ -149,10 +149,7 @@ package final class Dispatcher: Sendable {
     package func begin(head: RequestHead, context: Context) -> Step {
         guard let method = Method(rawValue: head.method) else {
             return .answered(
-                LineCodec.encodeError(
-                    id: head.id,
-                    ResponseError(.unknownMethod, "unknown method \"\(head.method.prefix(64))\"")
-                )
+                .failure(id: head.id, ResponseError(.unknownMethod, "unknown method \"\(head.method.prefix(64))\""))
             )
         }
         let handler = MethodHandler.for(method)
@@ -188,7 +185,7 @@ package final class Dispatcher: Sendable {
         do {
             params = try head.decodeParams()
         } catch {
-            return .answered(LineCodec.encodeError(id: error.id, error.error))
+            return .answered(.failure(id: error.id, error.error))
         }
         let call = MethodHandler.Call(
             id: head.id,
@@ -201,7 +198,7 @@ package final class Dispatcher: Sendable {
         )
         do {
             switch try handler.start(params, call) {
-            case .answered(let bytes): return .answered(bytes)
+            case .answered(let reply): return .answered(reply)
             case .read(let answer):
                 // The method table says whether a method is audited; reads from the published state are audited
                 // here, as `finish` audits the asynchronous answers.
@@ -215,7 +212,7 @@ package final class Dispatcher: Sendable {
                         context
                     )
                 }
-                return .answered(answer.bytes)
+                return .answered(answer.reply)
             case .pending(let run): return .pending(Pending(handler: handler, call: call, run: run))
             }
         } catch {
@@ -247,8 +244,8 @@ package final class Dispatcher: Sendable {
         }
     }
 
-    /// The error line for a request that failed, audited when its method is.
-    func failed(_ handler: MethodHandler, _ call: MethodHandler.Call, _ error: any Error) -> [UInt8] {
+    /// The error reply for a request that failed, audited when its method is.
+    func failed(_ handler: MethodHandler, _ call: MethodHandler.Call, _ error: any Error) -> Reply {
         let wire = ResponseError(mapping: error, logger: call.context.logger)
         if handler.isAudited {
             // A wait its client ended by leaving (`ClientPresence.cancellingWhenGone`) was cancelled, not broken.
@@ -261,11 +258,11 @@ package final class Dispatcher: Sendable {
                 call.context
             )
         }
-        return LineCodec.encodeError(id: call.id, wire)
+        return .failure(id: call.id, wire)
     }
 
     /// The answer to a request the peer lacks the permission for (on every seat the request is about), audited.
-    private func denied(_ method: Method, _ head: RequestHead, _ required: Permission, _ context: Context) -> [UInt8] {
+    private func denied(_ method: Method, _ head: RequestHead, _ required: Permission, _ context: Context) -> Reply {
         let limited =
             self.settings.policy.scope(of: required, for: context.peer) != nil
             ? " on every seat (this peer has it on some seats only, and \(method.rawValue) is about the whole device)"
@@ -280,7 +277,7 @@ package final class Dispatcher: Sendable {
     }
 
     /// The answer to a request only root and usherd's own uid may make (`OwnerRule.administrator`), audited.
-    private func notAdministrator(_ method: Method, _ head: RequestHead, _ context: Context) -> [UInt8] {
+    private func notAdministrator(_ method: Method, _ head: RequestHead, _ context: Context) -> Reply {
         self.denied(
             method,
             head,
@@ -296,7 +293,7 @@ package final class Dispatcher: Sendable {
         _ message: String,
         permission: Permission? = nil,
         _ context: Context
-    ) -> [UInt8] {
+    ) -> Reply {
         self.audit(
             method.rawValue,
             userID: head.peekParam("user_id"),
@@ -304,7 +301,7 @@ package final class Dispatcher: Sendable {
             permission: permission,
             context
         )
-        return LineCodec.encodeError(id: head.id, ResponseError(.permissionDenied, message))
+        return .failure(id: head.id, ResponseError(.permissionDenied, message))
     }
 
     /// A connection closed: the leases it held die with it, as a logind inhibitor dies with its file descriptor.

@@ -35,7 +35,10 @@ extension ResponseError {
             case .apiKeyNotFound(let name):
                 self.init(.apiKeyNotFound, "no API key named \"\(name)\"")
             case .invalidCursor:
-                self.init(.invalidParams, "params.after is not a cursor this daemon issued (pass a page's next)")
+                self = ParamsDecoder.invalid(
+                    "after",
+                    "params.after is not a cursor this daemon issued (pass a page's next)"
+                )
             case .notReady, .stopping:
                 self.init(.shuttingDown, "usherd is stopping; try again once it is back")
             case .userActiveElsewhere(let userID, let seat):
@@ -87,7 +90,10 @@ extension ResponseError {
                     "the provider authenticated \(got), not \(expected.prefix(256)); nothing was changed"
                 )
             case .bindingNotFound(let id):
-                self.init(.invalidParams, "params.binding names no open session binding (\"\(id.prefix(80))\")")
+                self = ParamsDecoder.invalid(
+                    "binding",
+                    "params.binding names no open session binding (\"\(id.prefix(80))\")"
+                )
             case .seatLocked(let seat):
                 self.init(
                     .seatLocked,
@@ -106,7 +112,9 @@ extension ResponseError {
             switch error {
             case .invalidCredentials(let message): self.init(.invalidCredentials, message)
             case .unsupportedCredentials(let message): self.init(.unsupportedCredentials, message)
-            case .invalidParams(let message): self.init(.invalidParams, message)
+            case .invalidParams(let message):
+                // A provider names the parameter at fault first in its message (`params.email is not ...`).
+                self = ParamsDecoder.invalid(Self.parameter(namedIn: message), message)
             case .accountExists: self.init(.accountExists, "an account with this email exists already")
             case .registrationDisabled: self.init(.registrationDisabled, "registration is turned off for this provider")
             case .unavailable(let message): self.init(.providerUnavailable, message)
@@ -128,5 +136,15 @@ extension ResponseError {
             logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])
             self.init(.internal, "internal error; see the daemon's log")
         }
+    }
+}
+
+extension ResponseError {
+    /// The parameter a provider's `invalid_params` message is about: `params.NAME …`; the whole parameters object
+    /// when it names none.
+    static func parameter(namedIn message: String) -> String {
+        guard message.hasPrefix("params.") else { return "parameters" }
+        let name = message.dropFirst("params.".count).prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }
+        return name.isEmpty ? "parameters" : String(name)
     }
 }

@@ -86,12 +86,15 @@ extension RequestHandler {
             case .pending(let handed):
                 pending = handed
             case .leftover(let line):
-                let step =
-                    varlink
-                    ? leftoverCalls.begin(line.readableBytesView, dispatcher: dispatcher, context: context)
-                    : dispatcher.begin(line: line.readableBytesView, context: context)
-                guard case .pending(let begun) = step else { continue }
-                pending = begun
+                if varlink {
+                    let step = leftoverCalls.begin(line.readableBytesView, dispatcher: dispatcher, context: context)
+                    guard case .pending(let begun) = step else { continue }
+                    pending = begun
+                } else {
+                    let step = dispatcher.begin(line: line.readableBytesView, context: context)
+                    guard case .pending(let begun) = step else { continue }
+                    pending = begun
+                }
                 delivered = false
             }
             let outcome = await dispatcher.finish(pending, context: context)

@@ -173,7 +173,7 @@ final class RequestHandler: ChannelDuplexHandler {
             if self.varlink != nil {
                 self.varlink!.begin(line, dispatcher: self.dispatcher, context: self.dispatcherContext)
             } else {
-                self.dispatcher.begin(line: line, context: self.dispatcherContext)
+                self.dispatcher.begin(line: line, context: self.dispatcherContext).asLine
             }
         switch step {
         case .answered(let bytes):
@@ -198,14 +198,15 @@ final class RequestHandler: ChannelDuplexHandler {
             Self.drop(outcome, dispatcher: self.dispatcher)
             return
         }
-        switch self.varlink == nil ? outcome : self.varlinkReply(to: outcome) {
-        case .response(let bytes):
-            self.answered(bytes, context: context)
-        case .subscribed(let bytes, let subscription):
+        switch outcome {
+        case .response(let reply):
+            self.answered(self.framed(reply), context: context)
+        case .subscribed(let reply, let subscription):
             self.unsubscribe()
-            self.answered(bytes, context: context)
+            self.answered(self.framed(reply), context: context)
             self.forward(subscription, context: context)
         case .streamed(var chunks):
+            if self.varlink != nil { chunks.framing = .varlink }
             guard self.state.startStreaming(chunks) else {
                 // Subscribed: events are written by another task, so the answer goes in one write and none lands
                 // inside it.
@@ -226,20 +227,14 @@ final class RequestHandler: ChannelDuplexHandler {
     /// A flush can make the channel writable again and deliver `channelWritabilityChanged` while this runs; the
     /// pieces are taken out of the state meanwhile (`takeStream()`), so that nested call writes nothing twice.
     private func pump(context: ChannelHandlerContext) {
-        guard var (chunks, first) = self.state.takeStream() else { return }
+        guard var chunks = self.state.takeStream() else { return }
         while context.channel.isWritable, let chunk = chunks.next() {
-            if let varlink = self.varlink {
-                if varlink.wantsReply {
-                    self.write(VarlinkReply.chunk(chunk, first: first), context: context)
-                }
-            } else {
-                self.write(chunk, context: context)
-            }
-            first = false
+            // A oneway Varlink call gets no reply.
+            if self.varlink?.wantsReply ?? true { self.write(chunk, context: context) }
             context.flush()
         }
         guard context.channel.isWritable else {
-            self.state.streamPaused(chunks, first: first)
+            self.state.streamPaused(chunks)
             return
         }
         // Written in full: now the event lines that waited for it.
@@ -319,15 +314,8 @@ final class RequestHandler: ChannelDuplexHandler {
 
     // MARK: - Varlink
 
-    /// The outcome of a Varlink call that was with the registry, as its reply.
-    private func varlinkReply(to outcome: Dispatcher.Outcome) -> Dispatcher.Outcome {
-        switch outcome {
-        case .response(let bytes):
-            return .response(self.varlink!.reply(to: bytes))
-        case .subscribed(let response, let subscription):
-            return .subscribed(response: self.varlink!.reply(to: response), subscription: subscription)
-        case .streamed:
-            return outcome
-        }
+    /// An answer as this connection's framing writes it: a line, or the reply of the Varlink call being answered.
+    private func framed(_ reply: Reply) -> [UInt8] {
+        self.varlink == nil ? reply.line : self.varlink!.reply(to: reply)
     }
 }

@@ -258,13 +258,11 @@ package final class SocketServer: Service {
 
     /// The last line a subscriber whose `read` permission was revoked receives (an error with a null id: it answers
     /// no request of the peer's).
-    static let revocationNotice = LineCodec.encodeError(
-        id: nil,
-        ResponseError(
-            .permissionDenied,
-            "the access policy no longer allows this peer \"read\"; the subscription has ended and the connection closes"
-        )
+    static let revocationError = ResponseError(
+        .permissionDenied,
+        "the access policy no longer allows this peer \"read\"; the subscription has ended and the connection closes"
     )
+    static let revocationNotice = LineCodec.encodeError(id: nil, revocationError)
 }
 
 /// Where a connection's own event lines go: its request handler, once it is in the pipeline.

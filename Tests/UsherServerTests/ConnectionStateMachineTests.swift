@@ -65,16 +65,14 @@ struct ConnectionStateMachineTests {
         #expect(machine.startStreaming(["p1", "p2"]) == true)
         #expect(machine.event([1]) == .held)
         let taken = machine.takeStream()
-        #expect(taken?.chunks == ["p1", "p2"])
-        #expect(taken?.first == true)
+        #expect(taken == ["p1", "p2"])
         // Being written: a nested writability change finds nothing to write, and events still wait.
         #expect(machine.takeStream() == nil)
         #expect(machine.event([2]) == .held)
-        machine.streamPaused(["p2"], first: false)
+        machine.streamPaused(["p2"])
         #expect(Self.isQueued(machine.received("next", callOpen: false)))
         let rest = machine.takeStream()
-        #expect(rest?.chunks == ["p2"])
-        #expect(rest?.first == false)
+        #expect(rest == ["p2"])
         #expect(machine.streamWritten() == [[1], [2]])
         #expect(machine.event([3]) == .write)
         #expect(machine.nextQueued(callOpen: false) == "next")
@@ -181,7 +179,7 @@ struct ConnectionStateMachineTests {
         #expect(machine.startStreaming(["p"]) == false)
         #expect(machine.takeStream() == nil)
         #expect(machine.streamWritten().isEmpty)
-        machine.streamPaused(["p"], first: true)
+        machine.streamPaused(["p"])
         #expect(machine.takeStream() == nil)
         // Still with the registry.
         #expect(machine.registryFinished() == true)
@@ -192,7 +190,7 @@ struct ConnectionStateMachineTests {
         #expect(machine.startStreaming(["p"]) == true)
         machine.requestPending()
         // The stream is still there to write.
-        #expect(machine.takeStream()?.chunks == ["p"])
+        #expect(machine.takeStream() == ["p"])
     }
 
     @Test func inputClosedTwiceOrAfterTheEndChangesNothing() {

@@ -138,9 +138,9 @@ struct DispatcherFuzzTests {
             let outcome = await dispatcher.handle(line: line, context: asStranger ? stranger : owner)
             let response: [UInt8]
             switch outcome {
-            case .response(let bytes): response = bytes
-            case .subscribed(let bytes, let subscription):
-                response = bytes
+            case .response(let reply): response = reply.line
+            case .subscribed(let reply, let subscription):
+                response = reply.line
                 registry.events.cancel(subscription.id)
             case .streamed(var chunks):
                 var line: [UInt8] = []

@@ -173,8 +173,8 @@ struct FairnessTests {
     }
 
     static func errorCode(_ outcome: Dispatcher.Outcome) throws -> String? {
-        guard case .response(let bytes) = outcome else { throw TestSupportError("expected a response") }
-        let object = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        guard case .response(let reply) = outcome else { throw TestSupportError("expected a response") }
+        let object = try JSONDecoder().decode(JSONValue.self, from: Data(reply.line))
         return object["error"]?["code"]?.stringValue
     }
 }

@@ -52,7 +52,7 @@ struct ReadAuditTests {
             Issue.record("login did not answer with a line")
             return
         }
-        #expect(String(decoding: loggedIn, as: UTF8.self).contains("\"result\""))
+        #expect(String(decoding: loggedIn.line, as: UTF8.self).contains("\"result\""))
         audit.flush(all: true)
         let afterLogin = records.all.count
 
@@ -62,7 +62,7 @@ struct ReadAuditTests {
             Issue.record("a fresh token was not answered from the published state")
             return
         }
-        #expect(String(decoding: tokenLine, as: UTF8.self).contains("access_token"))
+        #expect(String(decoding: tokenLine.line, as: UTF8.self).contains("access_token"))
         let list = dispatcher.begin(line: Array(#"{"id":3,"method":"list_users"}"#.utf8), context: root)
         guard case .answered = list else {
             Issue.record("list_users was not answered from the published state")

@@ -123,11 +123,11 @@ struct ThrottledLoginTests {
         /// Sends one request line; returns the response object.
         func send(_ line: String, uid: UInt32 = 1000) async throws -> [String: JSONValue] {
             guard
-                case .response(let bytes) = await self.dispatcher.handle(
+                case .response(let reply) = await self.dispatcher.handle(
                     line: Array(line.utf8),
                     context: self.context(uid: uid)
                 ),
-                case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+                case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(reply.line))
             else { throw TestFailure("not a response object") }
             return object
         }

@@ -9,55 +9,92 @@ struct VarlinkReplyTests {
         String(decoding: bytes, as: UTF8.self)
     }
 
-    @Test func aResultLineBecomesTheReplysParametersUnchanged() {
-        let line = WireWriter.responseLine(id: nil, resultJSON: Array(#"{"generation":3,"user":null}"#.utf8))
-        #expect(self.text(VarlinkReply.from(answer: line)) == #"{"parameters":{"generation":3,"user":null}}"# + "\0")
+    @Test func aResultBecomesTheReplysParametersUnchanged() {
+        let reply = Reply.result(id: nil, json: Array(#"{"generation":3,"user":null}"#.utf8))
+        #expect(self.text(VarlinkReply.from(reply)) == #"{"parameters":{"generation":3,"user":null}}"# + "\0")
         #expect(
-            self.text(VarlinkReply.from(answer: line, continues: true))
+            self.text(VarlinkReply.from(reply, continues: true))
                 == #"{"continues":true,"parameters":{"generation":3,"user":null}}"# + "\0"
         )
+        // The id is the newline-delimited socket's: a Varlink reply has none.
+        let withID = Reply.result(id: .int(7), json: Array(#"{"a":1}"#.utf8))
+        #expect(self.text(VarlinkReply.from(withID)) == #"{"parameters":{"a":1}}"# + "\0")
+        #expect(self.text(withID.line) == #"{"id":7,"result":{"a":1}}"# + "\n")
     }
 
-    @Test func anErrorLineBecomesTheQualifiedErrorWithItsData() {
-        let notFound = LineCodec.encodeError(id: nil, ResponseError(.userNotFound, "no user \"x\""))
+    @Test func anErrorBecomesTheQualifiedErrorWithItsData() {
+        let notFound = Reply.failure(id: nil, ResponseError(.userNotFound, "no user \"x\""))
         #expect(
-            self.text(VarlinkReply.from(answer: notFound))
+            self.text(VarlinkReply.from(notFound))
                 == #"{"error":"io.usher.Session.UserNotFound","parameters":{"message":"no user \"x\""}}"# + "\0"
         )
-        let limited = LineCodec.encodeError(id: nil, .rateLimited("too many", retryAfter: 30))
+        let limited = Reply.failure(id: nil, .rateLimited("too many", retryAfter: 30))
         #expect(
-            self.text(VarlinkReply.from(answer: limited))
+            self.text(VarlinkReply.from(limited))
                 == #"{"error":"io.usher.Session.RateLimited","parameters":{"message":"too many","retry_after":30}}"#
                 + "\0"
         )
-        let invalid = LineCodec.encodeError(
-            id: nil,
-            ResponseError(.invalidParams, "params.min_valid must be an integer")
-        )
-        #expect(
-            self.text(VarlinkReply.from(answer: invalid))
-                == #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"min_valid"}}"# + "\0"
-        )
     }
 
-    @Test func theParameterOfAnInvalidParamsMessage() {
-        #expect(VarlinkReply.parameter(named: "params.user_id is required") == "user_id")
-        #expect(
-            VarlinkReply.parameter(named: "params.credentials.type is required and must be a string")
-                == "credentials.type"
-        )
-        #expect(VarlinkReply.parameter(named: "params.after needs params.limit") == "after")
-        #expect(
-            VarlinkReply.parameter(named: "update_profile needs at least one of name, picture, locale") == "parameters"
-        )
+    /// `org.varlink.service.InvalidParameter` names the parameter `ParamsDecoder` found at fault, not one read out of
+    /// the message.
+    @Test func invalidParamsNamesTheParameterTheDecoderFound() throws {
+        func parameter(_ params: Params) -> String {
+            do {
+                _ = try SwitchUserRequest(params: params)
+                return "(decoded)"
+            } catch {
+                return self.text(VarlinkReply.from(.failure(id: nil, error)))
+            }
+        }
+        let expected = { (name: String) in
+            #"{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":""# + name + #""}}"# + "\0"
+        }
+        #expect(parameter(Params([:])) == expected("user_id"))
+        #expect(parameter(Params(["user_id": "u", "if_generation": -1])) == expected("if_generation"))
+        #expect(parameter(Params(["user_id": "u", "move": "yes"])) == expected("move"))
+        // An error without a parameter (none of the decoder's) names the whole parameters object.
+        let bare = Reply.failure(id: nil, ResponseError(.invalidParams, "something about the parameters"))
+        #expect(self.text(VarlinkReply.from(bare)) == expected("parameters"))
+        #expect(ResponseError.parameter(namedIn: "params.email is not a valid email address") == "email")
+        #expect(ResponseError.parameter(namedIn: "email_password credentials need ...") == "parameters")
     }
 
     @Test func aLongAnswerWrittenInPiecesIsOneReply() {
-        let pieces: [[UInt8]] = [
-            Array(#"{"id":null,"result":{"users":[{"#.utf8), Array(#""id":"u_1"}]}}"#.utf8) + [10],
-        ]
-        let reply = VarlinkReply.chunk(pieces[0], first: true) + VarlinkReply.chunk(pieces[1], first: false)
-        #expect(self.text(reply) == #"{"parameters":{"users":[{"id":"u_1"}]}}"# + "\0")
+        let user = UserInfo(
+            id: "u_1",
+            provider: "guest",
+            kind: "anonymous",
+            email: nil,
+            name: nil,
+            state: .loggedIn,
+            active: true,
+            createdAt: Timestamp(millisecondsSinceEpoch: 1_700_000_000_000),
+            lastLoginAt: nil,
+            lastActiveAt: nil,
+            accessTokenExpiresAt: nil,
+            refreshTokenExpiresAt: nil,
+            tokenState: .none,
+            nextRefreshAt: nil,
+            retryAt: nil,
+            lastRefreshError: nil
+        )
+        let result = ListUsersRequest.Result(generation: 2, users: Array(repeating: user, count: 5))
+        var chunks = ListLineChunks(id: nil, result: result, usersPerChunk: 2)
+        chunks.framing = .varlink
+        var reply: [UInt8] = []
+        var pieces = 0
+        while let piece = chunks.next() {
+            reply += piece
+            pieces += 1
+        }
+        #expect(pieces == 3)
+        #expect(reply.last == 0 && reply.filter { $0 == 0 }.count == 1)
+        var expected = Array(#"{"parameters":"#.utf8)
+        var writer = WireWriter()
+        result.write(to: &writer)
+        expected += writer.bytes + [UInt8(ascii: "}"), 0]
+        #expect(self.text(reply) == self.text(expected))
     }
 
     @Test func anEventIsAReplyThatContinues() {

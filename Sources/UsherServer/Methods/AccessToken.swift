@@ -31,7 +31,7 @@ extension MethodHandler {
                 )
             else { return nil }
             return ReadAnswer(
-                WireWriter.responseLine(id: call.id, resultJSON: answer.answer),
+                Reply.result(id: call.id, json: answer.answer),
                 userID: answer.userID,
                 tokenExpiresAt: answer.expiresAt
             )
@@ -85,7 +85,7 @@ extension MethodHandler {
         var writer = WireWriter(capacity: issued.accessToken.utf8.count + 256)
         AccessTokenRequest.Result(issued).write(to: &writer)
         return ReadAnswer(
-            WireWriter.responseLine(id: call.id, resultJSON: writer.bytes),
+            Reply.result(id: call.id, json: writer.bytes),
             userID: userID,
             tokenExpiresAt: token.expiresAt,
             auditDetails: Self.narrowingDetails(issued)

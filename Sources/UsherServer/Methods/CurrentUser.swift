@@ -13,6 +13,6 @@ extension MethodHandler {
             CurrentUserRequest.Result(active).write(to: &writer)
             return writer.bytes
         }
-        return WireWriter.responseLine(id: call.id, resultJSON: answer)
+        return Reply.result(id: call.id, json: answer)
     }
 }

@@ -16,6 +16,6 @@ extension MethodHandler {
             permissions: call.permissions.sorted().map(\.rawValue),
             program: call.context.peer.program.wireValue
         )
-        return WireWriter.responseLine(id: call.id) { result.write(to: &$0) }
+        return Reply.result(id: call.id) { result.write(to: &$0) }
     }
 }

@@ -19,7 +19,7 @@ extension MethodHandler {
         guard let user = view.info(userID) else { throw SessionError.userNotFound(userID) }
         // A rule limited to seats reaches the users active on them only.
         if case .seats = call.scope, request.userID != nil { try call.scope.require([view.seat(of: userID) ?? ""]) }
-        return LineCodec.encodeResult(
+        return Reply.result(
             id: call.id,
             ListIdentitiesRequest.Result(userID: user.id, identities: user.identities)
         )

@@ -5,6 +5,6 @@ extension MethodHandler {
     static let listLeases = MethodHandler.inline(ListLeasesRequest.self, permission: .read, reach: .device) {
         _,
         call in
-        LineCodec.encodeResult(id: call.id, ListLeasesRequest.Result(leases: call.registry.leases.all()))
+        Reply.result(id: call.id, ListLeasesRequest.Result(leases: call.registry.leases.all()))
     }
 }

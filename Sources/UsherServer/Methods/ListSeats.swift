@@ -3,6 +3,6 @@ import UsherProtocol
 extension MethodHandler {
     /// `list_seats`: every seat and its active user, from the published state.
     static let listSeats = MethodHandler.inline(ListSeatsRequest.self, permission: .read, reach: .device) { _, call in
-        LineCodec.encodeResult(id: call.id, ListSeatsRequest.Result(call.registry.view.listSeats()))
+        Reply.result(id: call.id, ListSeatsRequest.Result(call.registry.view.listSeats()))
     }
 }

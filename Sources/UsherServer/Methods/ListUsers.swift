@@ -19,7 +19,7 @@ extension MethodHandler {
                     ListUsersRequest.Result(page).write(to: &writer)
                     return writer.bytes
                 }
-                return answer.map { ReadAnswer(WireWriter.responseLine(id: call.id, resultJSON: $0)) }
+                return answer.map { ReadAnswer(Reply.result(id: call.id, json: $0)) }
             }
             if let limit = request.limit, request.after == nil {
                 // The first page, which a client polling the list reads again and again: encoded once per change.
@@ -28,7 +28,7 @@ extension MethodHandler {
                     ListUsersRequest.Result(page).write(to: &writer)
                     return writer.bytes
                 }
-                return ReadAnswer(WireWriter.responseLine(id: call.id, resultJSON: answer))
+                return ReadAnswer(Reply.result(id: call.id, json: answer))
             }
             let result = ListUsersRequest.Result(
                 try view.listUsers(
@@ -37,7 +37,7 @@ extension MethodHandler {
                 )
             )
             return ReadAnswer(
-                WireWriter.responseLine(id: call.id, capacity: 800 * result.users.count + 64) { result.write(to: &$0) }
+                Reply.result(id: call.id, capacity: 800 * result.users.count + 64) { result.write(to: &$0) }
             )
         },
         answer: { request, call in

@@ -59,7 +59,7 @@ package struct MethodHandler: Sendable {
 
     /// How a handler started: answered already, or with the rest to do off the event loop.
     enum Start: Sendable {
-        case answered([UInt8])
+        case answered(Reply)
         /// Answered from the published state, on the event loop: the dispatcher audits it when the method is audited.
         case read(ReadAnswer)
         case pending(@Sendable () async throws -> Answer)
@@ -68,18 +68,18 @@ package struct MethodHandler: Sendable {
     /// An answer from the published state, and what its audit record names (when the method is audited; the
     /// dispatcher writes the record, as it does for the asynchronous answers).
     package struct ReadAnswer: Sendable {
-        package var bytes: [UInt8]
+        package var reply: Reply
         package var userID: String?
         package var tokenExpiresAt: Timestamp?
         package var auditDetails: Logger.Metadata
 
         package init(
-            _ bytes: [UInt8],
+            _ reply: Reply,
             userID: String? = nil,
             tokenExpiresAt: Timestamp? = nil,
             auditDetails: Logger.Metadata = [:]
         ) {
-            self.bytes = bytes
+            self.reply = reply
             self.userID = userID
             self.tokenExpiresAt = tokenExpiresAt
             self.auditDetails = auditDetails
@@ -118,7 +118,7 @@ package struct MethodHandler: Sendable {
             forced: Bool = false
         ) -> Answer {
             Answer(
-                .response(LineCodec.encodeResult(id: call.id, result)),
+                .response(.result(id: call.id, result)),
                 userID: userID,
                 tokenExpiresAt: tokenExpiresAt,
                 forced: forced
@@ -136,7 +136,7 @@ package struct MethodHandler: Sendable {
             forced: Bool = false
         ) -> Answer {
             Answer(
-                .response(WireWriter.responseLine(id: call.id, capacity: 1024) { result.write(to: &$0) }),
+                .response(.result(id: call.id, capacity: 1024) { result.write(to: &$0) }),
                 userID: userID,
                 tokenExpiresAt: tokenExpiresAt,
                 forced: forced
@@ -179,7 +179,7 @@ package struct MethodHandler: Sendable {
         _ type: Request.Type,
         permission: Permission?,
         reach: SeatReach,
-        _ answer: @escaping @Sendable (Request, Call) throws -> [UInt8]
+        _ answer: @escaping @Sendable (Request, Call) throws -> Reply
     ) -> MethodHandler {
         MethodHandler(method: Request.method, permission: permission, reach: reach, isAudited: false, owner: .none) {
             params,

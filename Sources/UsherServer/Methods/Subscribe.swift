@@ -26,7 +26,7 @@ extension MethodHandler {
                 close()
             }
         )
-        let response = LineCodec.encodeResult(
+        let response = Reply.result(
             id: call.id,
             SubscribeRequest.Result(generation: generation, subscribed: request.events ?? EventName.subscribable)
         )

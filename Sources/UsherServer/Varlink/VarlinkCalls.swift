@@ -29,7 +29,7 @@ struct VarlinkCalls {
         _ message: some Collection<UInt8>,
         dispatcher: Dispatcher,
         context: Dispatcher.Context
-    ) -> Dispatcher.Step {
+    ) -> FramedStep {
         let limits = dispatcher.settings.limits
         self.oneway = false
         self.continuing = false
@@ -74,22 +74,22 @@ struct VarlinkCalls {
         self.continuing = continuing
         self.method = method
         switch dispatcher.begin(head: call.head(method: method), context: context) {
-        case .answered(let answer): return .answered(self.reply(to: answer))
+        case .answered(let reply): return .answered(self.reply(to: reply))
         case .pending(let pending): return .pending(pending)
         }
     }
 
-    private func reply(_ bytes: [UInt8]) -> Dispatcher.Step {
+    private func reply(_ bytes: [UInt8]) -> FramedStep {
         .answered(self.oneway ? [] : bytes)
     }
 
-    /// The reply to the call being answered, from the dispatcher's answer line to it; empty for a oneway call. A call
+    /// The reply to the call being answered, from the dispatcher's answer to it; empty for a oneway call. A call
     /// with `more` that succeeded goes on streaming.
-    mutating func reply(to answer: [UInt8]) -> [UInt8] {
+    mutating func reply(to answer: Reply) -> [UInt8] {
         guard !self.oneway else { return [] }
-        let succeeded = answer.starts(with: VarlinkReply.resultPrefix)
+        let succeeded = answer.succeeded
         if self.continuing, succeeded { self.streaming = self.method }
-        return VarlinkReply.from(answer: answer, continues: self.continuing && succeeded)
+        return VarlinkReply.from(answer, continues: self.continuing && succeeded)
     }
 
     /// The reply that carries an event for the lease a streaming `Inhibit` holds; nil when no such call streams (the
