@@ -1,20 +1,16 @@
+import UsherProtocol
+
 // What the registry answers about accounts at providers that keep them (email/password): registration, a password
 // changed, an account confirmed, a reset that ended sessions. The answers that must not tell whether an email has an
 // account (`request_password_reset`, `resend_confirmation`) are the provider's name alone.
 
-/// An email/password account at a provider (registered, confirmed, or whose password changed).
-package struct Account: Sendable, Hashable {
-    package var provider: String
-    /// As the provider normalised it.
-    package var email: String
+/// An email/password account at a provider (registered, confirmed, or whose password changed), the email as the
+/// provider normalised it: `change_password`'s and `confirm_user`'s result.
+package typealias Account = ChangePasswordRequest.Result
 
-    package init(provider: String, email: String) {
-        self.provider = provider
-        self.email = email
-    }
-}
-
-/// A registration: the account, and whether it waits for its confirmation (the provider's hook has the token).
+/// A registration: the account, and whether it waits for its confirmation (the provider's hook has the token). Not
+/// `register`'s result: that one says `"confirmed": false` for an account that waits, and nothing otherwise (as before
+/// confirmations existed), which the server writes from this.
 package struct Registration: Sendable, Hashable {
     package var account: Account
     package var awaitsConfirmation: Bool
@@ -26,14 +22,4 @@ package struct Registration: Sendable, Hashable {
 }
 
 /// A password reset as committed: the account, and the users whose sessions it ended (by id, sorted).
-package struct PasswordResetChange: Sendable, Hashable {
-    package var account: Account
-    package var loggedOut: [String]
-    package var generation: Int64
-
-    package init(account: Account, loggedOut: [String], generation: Int64) {
-        self.account = account
-        self.loggedOut = loggedOut
-        self.generation = generation
-    }
-}
+package typealias PasswordResetChange = ResetPasswordRequest.Result

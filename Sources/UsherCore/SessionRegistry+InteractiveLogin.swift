@@ -1,10 +1,12 @@
+import UsherProtocol
+
 extension SessionRegistry {
     /// `login_begin`: starts an interactive login of `type` (`authorization_code`, `device_code`) at a provider that
     /// supports them.
     /// The login is the peer uid `owner`'s: only it, root and usherd's uid may wait for it (`Ownership`).
     package func loginBegin(
         provider name: String?,
-        type: String,
+        type: LoginFlow,
         redirectURI: String?,
         owner: UInt32
     ) async throws -> StartedLogin {

@@ -81,7 +81,8 @@ extension SessionRegistry {
             metadata: ["provider": "\(provider)", "logged_out": "\(loggedOut.joined(separator: ","))"]
         )
         return PasswordResetChange(
-            account: Account(provider: provider, email: reset.email),
+            provider: provider,
+            email: reset.email,
             loggedOut: loggedOut,
             generation: draft.generation
         )

@@ -158,7 +158,7 @@ struct SeatsTests {
 /// The scripted provider finishes an interactive login `scripted.EMAIL` as that email's password login (only
 /// `login_wait` is exercised; nothing begins one).
 extension ScriptedProvider: InteractiveLoginProviding {
-    func beginLogin(type: String, redirectURI: String?, owner: UInt32) async throws -> StartedLogin {
+    func beginLogin(type: LoginFlow, redirectURI: String?, owner: UInt32) async throws -> StartedLogin {
         throw ProviderError.unsupportedCredentials("the scripted provider starts no interactive login")
     }
 

@@ -17,7 +17,7 @@ extension OIDCProviderTests {
             /// Starts a login and plays the provider's part: returns the credentials the client would send.
             func begin(redirectURI: String? = nil) async throws -> (StartedLogin, [String: JSONValue]) {
                 let begun = try await provider.beginLogin(
-                    type: "authorization_code",
+                    type: .authorizationCode,
                     redirectURI: redirectURI,
                     owner: 1000
                 )
@@ -47,7 +47,7 @@ extension OIDCProviderTests {
             }
 
             let (begun, credentials) = try await begin()
-            #expect(begun.type == "authorization_code")
+            #expect(begun.type == .authorizationCode)
             #expect(begun.loginID == nil)
             // Port 0 in the configuration: the daemon picks a free loopback port.
             let redirectURI = try #require(begun.redirectURI)
@@ -110,7 +110,7 @@ extension OIDCProviderTests {
 
             // A client that listens first passes its redirect: same host and path, any port when configured 0.
             let explicit = try await provider.beginLogin(
-                type: "authorization_code",
+                type: .authorizationCode,
                 redirectURI: "http://127.0.0.1:5555/callback",
                 owner: 1000
             )
@@ -120,7 +120,7 @@ extension OIDCProviderTests {
             ] {
                 guard
                     case .invalidParams? = await Self.providerError({
-                        try await provider.beginLogin(type: "authorization_code", redirectURI: bad, owner: 1000)
+                        try await provider.beginLogin(type: .authorizationCode, redirectURI: bad, owner: 1000)
                     })
                 else {
                     Issue.record("\(bad) must be refused")
@@ -147,7 +147,7 @@ extension OIDCProviderTests {
         let (name, changes, otherKey, fragment) = testCase.value
         try await OIDCFixture.with { fixture in
             let provider = fixture.provider(clientSecret: nil)
-            let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: nil, owner: 1000)
+            let begun = try await provider.beginLogin(type: .authorizationCode, redirectURI: nil, owner: 1000)
             let query = URLComponents(string: try #require(begun.authorizeURL))?.queryItems ?? []
             let nonce = try #require(query.first { $0.name == "nonce" }?.value)
             let token: String

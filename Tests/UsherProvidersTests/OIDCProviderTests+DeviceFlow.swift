@@ -36,7 +36,7 @@ extension OIDCProviderTests {
             }
             fixture.server.handle("/userinfo") { _ in Self.userinfo() }
             let provider = fixture.provider(clientSecret: nil)
-            let begun = try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000)
+            let begun = try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1000)
             let loginID = try #require(begun.loginID)
             #expect(loginID.hasPrefix("corp."))
             #expect(begun.userCode == "ABCD-EFGH")
@@ -105,7 +105,7 @@ extension OIDCProviderTests {
             fixture.server.handle("/token") { _ in reply }
             let provider = fixture.provider(clientSecret: nil)
             let loginID = try #require(
-                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+                try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1000).loginID
             )
             try await eventually { clock.sleeperCount == 1 }
             clock.advance(bySeconds: 5)  // the default interval
@@ -128,7 +128,7 @@ extension OIDCProviderTests {
             fixture.server.handle("/token") { _ in .json(400, #"{"error":"authorization_pending"}"#) }
             let provider = fixture.provider(clientSecret: nil)
             let expiring = try #require(
-                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+                try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1000).loginID
             )
             for _ in 0..<4 {
                 try await eventually { clock.sleeperCount == 1 }
@@ -150,7 +150,7 @@ extension OIDCProviderTests {
             fixture.server.handle("/userinfo") { _ in Self.userinfo() }
             fixture.server.handle("/revoke") { _ in .json(200, "") }
             let abandoned = try #require(
-                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+                try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1000).loginID
             )
             try await eventually { clock.sleeperCount == 2 }  // the expired login's grace period, and this poll
             clock.advance(bySeconds: 1)

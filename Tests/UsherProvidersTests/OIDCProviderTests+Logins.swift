@@ -37,7 +37,7 @@ extension OIDCProviderTests {
             let issued = fixture.answerCodesWithIDTokens()
             fixture.server.handle("/userinfo") { _ in Self.userinfo() }
             func begin(_ uid: UInt32) async throws -> StartedLogin {
-                try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: uid)
+                try await provider.beginLogin(type: .authorizationCode, redirectURI: Self.redirect, owner: uid)
             }
 
             let victims = try await begin(2000)
@@ -61,21 +61,21 @@ extension OIDCProviderTests {
             for uid in 0..<uids {
                 for _ in 0..<OIDCProvider.maximumPendingAuthorizationsPerUID {
                     _ = try await provider.beginLogin(
-                        type: "authorization_code",
+                        type: .authorizationCode,
                         redirectURI: Self.redirect,
                         owner: UInt32(3000 + uid)
                     )
                 }
             }
             let refused = await Self.providerError {
-                try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: 4000)
+                try await provider.beginLogin(type: .authorizationCode, redirectURI: Self.redirect, owner: 4000)
             }
             guard case .unavailable? = refused else {
                 Issue.record("a uid with no login in a full table: \(String(describing: refused))")
                 return
             }
             // A uid with logins in the table makes way with its own oldest.
-            _ = try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: 3000)
+            _ = try await provider.beginLogin(type: .authorizationCode, redirectURI: Self.redirect, owner: 3000)
         }
     }
 
@@ -94,12 +94,12 @@ extension OIDCProviderTests {
             for _ in 0..<OIDCProvider.maximumDeviceLoginsPerUID {
                 mine.append(
                     try #require(
-                        try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000).loginID
+                        try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1000).loginID
                     )
                 )
             }
             let refused = await Self.providerError {
-                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1000)
+                try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1000)
             }
             guard case .unavailable(let message)? = refused else {
                 Issue.record("a ninth device login of one uid: \(String(describing: refused))")
@@ -108,7 +108,7 @@ extension OIDCProviderTests {
             #expect(message.contains("this uid"))
             // Another uid still begins one, and each login is its beginner's.
             let theirs = try #require(
-                try await provider.beginLogin(type: "device_code", redirectURI: nil, owner: 1001).loginID
+                try await provider.beginLogin(type: .deviceCode, redirectURI: nil, owner: 1001).loginID
             )
             #expect(provider.owner(ofLogin: theirs) == 1001)
             #expect(mine.allSatisfy { provider.owner(ofLogin: $0) == 1000 })
@@ -135,7 +135,7 @@ extension OIDCProviderTests {
         let (_, scopes, configured, expected) = testCase.value
         try await OIDCFixture.with { fixture in
             let provider = fixture.provider(clientSecret: nil, scopes: scopes, prompt: configured)
-            let begun = try await provider.beginLogin(type: "authorization_code", redirectURI: Self.redirect, owner: 0)
+            let begun = try await provider.beginLogin(type: .authorizationCode, redirectURI: Self.redirect, owner: 0)
             let authorizeURL = try #require(begun.authorizeURL)
             let query = try #require(URLComponents(string: authorizeURL)).queryItems ?? []
             #expect(query.first { $0.name == "prompt" }?.value == expected)

@@ -14,12 +14,10 @@ import Foundation
 extension OIDCProvider {
     // MARK: Authorization code (RFC 6749 §4.1, PKCE RFC 7636, native apps RFC 8252)
 
-    package func beginLogin(type: String, redirectURI: String?, owner: UInt32) async throws -> StartedLogin {
+    package func beginLogin(type: LoginFlow, redirectURI: String?, owner: UInt32) async throws -> StartedLogin {
         switch type {
-        case Kind.authorizationCode: return try await self.beginAuthorization(redirectURI: redirectURI, owner: owner)
-        case Kind.deviceCode: return try await self.beginDeviceLogin(owner: owner)
-        default:
-            throw ProviderError.invalidParams("login_begin supports authorization_code and device_code")
+        case .authorizationCode: try await self.beginAuthorization(redirectURI: redirectURI, owner: owner)
+        case .deviceCode: try await self.beginDeviceLogin(owner: owner)
         }
     }
 
@@ -83,7 +81,7 @@ extension OIDCProvider {
             .map { "\(FormEncoding.queryEscape($0.0))=\(FormEncoding.queryEscape($0.1))" }.joined(separator: "&")
         self.logger.debug("authorization code login started", metadata: ["redirect_uri": "\(redirect.uri)"])
         return StartedLogin(
-            type: Kind.authorizationCode,
+            type: .authorizationCode,
             provider: self.name,
             authorizeURL: endpoint + (endpoint.contains("?") ? "&" : "?") + query,
             state: state,

@@ -54,7 +54,7 @@ extension OIDCProvider {
             metadata: ["login.id": "\(Self.loggable(loginID))", "peer.uid": "\(owner)"]
         )
         return StartedLogin(
-            type: Kind.deviceCode,
+            type: .deviceCode,
             provider: self.name,
             loginID: loginID,
             verificationURI: verificationURI,

@@ -25,7 +25,7 @@ extension MethodHandler {
                     scope: call.scope,
                     encode: { token in
                         var writer = WireWriter(capacity: token.accessToken.utf8.count + 160)
-                        AccessTokenRequest.Result(token).write(to: &writer)
+                        token.write(to: &writer)
                         return writer.bytes
                     }
                 )
@@ -56,7 +56,7 @@ extension MethodHandler {
                 )
             }
             return .result(
-                AccessTokenRequest.Result(token),
+                token,
                 call,
                 userID: token.userID,
                 tokenExpiresAt: token.expiresAt
@@ -83,7 +83,7 @@ extension MethodHandler {
         }
         let issued = SessionRegistry.issued(userID, token, narrowing: narrowing, now: now)
         var writer = WireWriter(capacity: issued.accessToken.utf8.count + 256)
-        AccessTokenRequest.Result(issued).write(to: &writer)
+        issued.write(to: &writer)
         return ReadAnswer(
             Reply.result(id: call.id, json: writer.bytes),
             userID: userID,

@@ -20,6 +20,6 @@ extension MethodHandler {
                 newPassword: request.newPassword
             )
         }
-        return .result(ChangePasswordRequest.Result(result), call)
+        return .result(result, call)
     }
 }

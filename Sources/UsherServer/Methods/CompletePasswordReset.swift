@@ -17,6 +17,6 @@ extension MethodHandler {
                 newPassword: request.newPassword
             )
         }
-        return .result(CompletePasswordResetRequest.Result(result), call)
+        return .result(result, call)
     }
 }

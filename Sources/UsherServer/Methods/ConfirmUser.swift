@@ -12,6 +12,6 @@ extension MethodHandler {
         let result = try await call.dispatcher.throttle.peerAttempt(peer: call.context.peer.uid) {
             try await call.registry.confirmUser(provider: request.provider, token: request.token)
         }
-        return .result(ConfirmUserRequest.Result(result), call)
+        return .result(result, call)
     }
 }

@@ -15,6 +15,6 @@ extension MethodHandler {
             userID: request.userID,
             ownership: call.ownership
         )
-        return .result(CreateAPIKeyRequest.Result(result), call, userID: result.userID)
+        return .result(result, call, userID: result.userID)
     }
 }

@@ -10,7 +10,7 @@ extension MethodHandler {
         if case .seats = call.scope { try call.scope.require([seat ?? view.defaultSeat]) }
         let answer = view.currentUserAnswer(seat: seat) { active in
             var writer = WireWriter()
-            CurrentUserRequest.Result(active).write(to: &writer)
+            active.write(to: &writer)
             return writer.bytes
         }
         return Reply.result(id: call.id, json: answer)

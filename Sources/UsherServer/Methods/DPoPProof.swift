@@ -16,7 +16,7 @@ extension MethodHandler {
             scope: call.scope
         )
         return .result(
-            DPoPProofRequest.Result(result),
+            result,
             call,
             userID: result.userID,
             tokenExpiresAt: result.accessTokenExpiresAt

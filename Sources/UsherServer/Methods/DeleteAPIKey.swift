@@ -14,6 +14,6 @@ extension MethodHandler {
             userID: request.userID,
             ownership: call.ownership
         )
-        return .result(DeleteAPIKeyRequest.Result(result), call, userID: result.userID)
+        return .result(result, call, userID: result.userID)
     }
 }

@@ -15,6 +15,6 @@ extension MethodHandler {
             ownership: call.ownership,
             force: request.force == true
         )
-        return .result(DeleteUserRequest.Result(result), call, userID: request.userID, forced: request.force == true)
+        return .result(result, call, userID: request.userID, forced: request.force == true)
     }
 }

@@ -26,6 +26,6 @@ extension MethodHandler {
                 ownership: call.ownership
             )
         }
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
+        return .result(result, call, userID: result.user.id, forced: request.force == true)
     }
 }

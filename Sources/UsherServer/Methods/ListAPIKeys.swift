@@ -6,6 +6,6 @@ extension MethodHandler {
         request,
         call in
         let keys = try await call.registry.listAPIKeys(userID: request.userID, ownership: call.ownership)
-        return .result(ListAPIKeysRequest.Result(keys), call)
+        return .result(keys, call)
     }
 }

@@ -23,6 +23,6 @@ extension MethodHandler {
                 expectEmail: request.expectEmail
             )
         }
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
+        return .result(result, call, userID: result.user.id, forced: request.force == true)
     }
 }

@@ -7,10 +7,10 @@ extension MethodHandler {
         call in
         let result = try await call.registry.loginBegin(
             provider: request.provider,
-            type: (request.type ?? .authorizationCode).rawValue,
+            type: request.type ?? .authorizationCode,
             redirectURI: request.redirectURI,
             owner: call.context.peer.uid
         )
-        return .result(LoginBeginRequest.Result(result), call)
+        return .result(result, call)
     }
 }

@@ -46,6 +46,6 @@ extension MethodHandler {
             } else {
                 try await wait()
             }
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
+        return .result(result, call, userID: result.user.id, forced: request.force == true)
     }
 }

@@ -10,6 +10,6 @@ extension MethodHandler {
             seat: call.requestedSeat(request.seat),
             scope: call.scope
         )
-        return .result(RefreshRequest.Result(result), call, userID: result.userID)
+        return .result(result, call, userID: result.userID)
     }
 }

@@ -14,6 +14,6 @@ extension MethodHandler {
             seat: call.requestedSeat(request.seat),
             scope: call.scope
         )
-        return .result(UserResult(result), call, userID: result.user.id)
+        return .result(result, call, userID: result.user.id)
     }
 }

@@ -20,6 +20,6 @@ extension MethodHandler {
                 newPassword: request.newPassword
             )
         }
-        return .result(ResetPasswordRequest.Result(result), call)
+        return .result(result, call)
     }
 }

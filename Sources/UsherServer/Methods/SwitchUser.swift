@@ -13,6 +13,6 @@ extension MethodHandler {
             force: request.force == true,
             scope: call.scope
         )
-        return .result(UserResult(result), call, userID: result.user.id, forced: request.force == true)
+        return .result(result, call, userID: result.user.id, forced: request.force == true)
     }
 }

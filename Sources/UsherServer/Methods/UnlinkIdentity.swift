@@ -19,7 +19,7 @@ extension MethodHandler {
             force: request.force == true
         )
         return .result(
-            UnlinkIdentityRequest.Result(result),
+            result,
             call,
             userID: request.userID,
             forced: request.force == true

@@ -15,6 +15,6 @@ extension MethodHandler {
             changes: request.changes,
             scope: call.scope
         )
-        return .result(UserResult(result), call, userID: result.user.id)
+        return .result(result, call, userID: result.user.id)
     }
 }
