@@ -33,7 +33,7 @@ static int refused(struct stage *s) {
         text_member(&params, "email", s->email);
         text_close(&params);
         char *result = NULL;
-        int r = daemon_call(s, "user_status", &params, &result);
+        int r = daemon_call(s, METHOD_USER_STATUS, &params, &result);
         text_free(&params);
         char *status = r >= 0 ? json_member_string(result, "status") : NULL;
         free(result);
@@ -94,7 +94,7 @@ static int login_password(struct stage *s) {
         text_add(&params, "},", 2);
         login_tail(s, &params);
         char *result = NULL;
-        r = daemon_call(s, "login", &params, &result);
+        r = daemon_call(s, METHOD_LOGIN, &params, &result);
         text_free(&params);
         if (r < 0) {
                 int ret = daemon_failure(s, r, PAM_AUTHINFO_UNAVAIL, PAM_AUTH_ERR);
@@ -125,7 +125,7 @@ static int login_device(struct stage *s) {
         text_member(&params, "type", "device_code");
         text_close(&params);
         char *result = NULL;
-        int r = daemon_call(s, "login_begin", &params, &result);
+        int r = daemon_call(s, METHOD_LOGIN_BEGIN, &params, &result);
         text_free(&params);
         if (r < 0)
                 return daemon_failure(s, r, PAM_AUTHINFO_UNAVAIL, PAM_AUTH_ERR);
@@ -147,7 +147,7 @@ static int login_device(struct stage *s) {
                 text_add(&wait, "{", 1);
                 text_member(&wait, "login_id", login_id);
                 login_tail(s, &wait);
-                r = daemon_call(s, "login_wait", &wait, &result);
+                r = daemon_call(s, METHOD_LOGIN_WAIT, &wait, &result);
                 text_free(&wait);
                 if (r < 0)
                         ret = daemon_failure(s, r, PAM_AUTHINFO_UNAVAIL, PAM_AUTH_ERR);

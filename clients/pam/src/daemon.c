@@ -111,7 +111,7 @@ int daemon_failure(struct stage *s, int r, int unavailable, int otherwise) {
 int provider_lookup(struct stage *s, struct provider *ret) {
         char *result = NULL;
         *ret = (struct provider) {0};
-        int r = daemon_call(s, "providers", NULL, &result);
+        int r = daemon_call(s, METHOD_PROVIDERS, NULL, &result);
         if (r < 0)
                 return r;
         json_object *root = json_tokener_parse(result), *list = NULL;

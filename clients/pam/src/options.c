@@ -140,7 +140,7 @@ int stage_account(struct stage *s) {
         text_member(&params, "unix_user", s->user);
         text_close(&params);
         char *result = NULL;
-        int r = daemon_call(s, "user_status", &params, &result);
+        int r = daemon_call(s, METHOD_USER_STATUS, &params, &result);
         text_free(&params);
         if (r < 0)
                 return daemon_failure(s, r, PAM_AUTHINFO_UNAVAIL, PAM_AUTHINFO_UNAVAIL);

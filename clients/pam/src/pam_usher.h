@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "usher.h"
+/* The method names, generated from the interface file (clients/c/src/methods.h). */
+#include "methods.h"
 
 /* The service functions libpam looks up (everything else stays hidden, and pam_usher.sym keeps it so). */
 #define PAM_USHER_EXPORT __attribute__((visibility("default")))

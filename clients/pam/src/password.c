@@ -47,7 +47,7 @@ static int change(struct stage *s) {
         text_json_string(&params, new, strlen(new));
         text_add(&params, "}", 1);
         char *result = NULL;
-        int k = daemon_call(s, "change_password", &params, &result);
+        int k = daemon_call(s, METHOD_CHANGE_PASSWORD, &params, &result);
         text_free(&params);
         free(result);
         if (k < 0) {

@@ -25,7 +25,7 @@ PAM_USHER_EXPORT int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, c
                 text_member(&params, "email", s.email);
         text_close(&params);
         char *result = NULL;
-        int k = daemon_call(&s, "user_status", &params, &result);
+        int k = daemon_call(&s, METHOD_USER_STATUS, &params, &result);
         text_free(&params);
         if (k < 0) {
                 r = daemon_failure(&s, k, PAM_AUTHINFO_UNAVAIL, PAM_AUTHINFO_UNAVAIL);
@@ -87,7 +87,7 @@ PAM_USHER_EXPORT int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc
                 text_add(&params, uid, strlen(uid));
         text_close(&params);
         char *result = NULL;
-        int k = daemon_call(&s, "open_session", &params, &result);
+        int k = daemon_call(&s, METHOD_OPEN_SESSION, &params, &result);
         text_free(&params);
         if (k < 0) {
                 r = daemon_failure(&s, k, PAM_SESSION_ERR, PAM_SESSION_ERR);
@@ -139,7 +139,7 @@ PAM_USHER_EXPORT int pam_sm_close_session(pam_handle_t *pamh, int flags, int arg
         text_member(&params, "on_close", on_close[s.opt.on_close]);
         text_close(&params);
         char *result = NULL;
-        int k = daemon_call(&s, "close_session", &params, &result);
+        int k = daemon_call(&s, METHOD_CLOSE_SESSION, &params, &result);
         text_free(&params);
         free(result);
         if (k < 0)
