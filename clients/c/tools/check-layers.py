@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from graphlib import CycleError, TopologicalSorter
 from typing import Dict, List, Set, Tuple
 
 Graph = Dict[str, Dict[str, Set[str]]]  # file -> file it calls -> the symbols it calls there
@@ -66,29 +67,14 @@ def graph(objects: List[str]) -> Graph:
 
 
 def find_cycle(edges: Graph) -> List[str]:
-    """One cycle as a list of files (the first repeated at the end), or an empty list."""
-    state: Dict[str, int] = {}  # 1: on the current path, 2: done
-    path: List[str] = []
+    """One cycle as a list of files (the first repeated at the end), or an empty list.
 
-    def visit(file: str) -> List[str]:
-        state[file] = 1
-        path.append(file)
-        for target in sorted(edges[file]):
-            if state.get(target) == 1:
-                return path[path.index(target) :] + [target]
-            if target not in state:
-                found = visit(target)
-                if found:
-                    return found
-        path.pop()
-        state[file] = 2
-        return []
-
-    for file in sorted(edges):
-        if file not in state:
-            found = visit(file)
-            if found:
-                return found
+    graphlib's (the standard library's) cycle detection: it lists a cycle with each node a predecessor of the next,
+    and a node's predecessors here are what it points to, so the list is reversed to read in the edges' direction."""
+    try:
+        TopologicalSorter({node: set(targets) for node, targets in edges.items()}).prepare()
+    except CycleError as error:
+        return list(reversed(error.args[1]))
     return []
 
 

@@ -8,6 +8,7 @@ import ast
 import os
 import subprocess
 import sys
+from graphlib import CycleError, TopologicalSorter
 from typing import Dict, List, Set
 
 import pytest
@@ -46,29 +47,14 @@ def imported(module: str, known: Set[str]) -> Set[str]:
 
 
 def cycle(graph: Dict[str, Set[str]]) -> List[str]:
-    """One circle of imports (its first module repeated at the end), or an empty list."""
-    state: Dict[str, int] = {}
-    path: List[str] = []
+    """One circle of imports (its first module repeated at the end), or an empty list.
 
-    def visit(module: str) -> List[str]:
-        state[module] = 1
-        path.append(module)
-        for target in sorted(graph[module]):
-            if state.get(target) == 1:
-                return path[path.index(target) :] + [target]
-            if target not in state:
-                found = visit(target)
-                if found:
-                    return found
-        path.pop()
-        state[module] = 2
-        return []
-
-    for module in sorted(graph):
-        if module not in state:
-            found = visit(module)
-            if found:
-                return found
+    graphlib's (the standard library's) cycle detection: it lists a cycle with each node a predecessor of the next,
+    and a node's predecessors here are what it points to, so the list is reversed to read in the edges' direction."""
+    try:
+        TopologicalSorter({node: set(targets) for node, targets in graph.items()}).prepare()
+    except CycleError as error:
+        return list(reversed(error.args[1]))
     return []
 
 
