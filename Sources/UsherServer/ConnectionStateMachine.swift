@@ -98,14 +98,31 @@ struct ConnectionStateMachine<Line, Chunks> {
         }
     }
 
+    /// Whether the connection still answers requests (`answer` is not nil). Matched without binding, so that the
+    /// per-request checks copy no payload (a stream's pieces).
+    private var isAnswering: Bool {
+        switch self.state {
+        case .open, .inputClosed: true
+        case .closing, .ended: false
+        }
+    }
+
+    /// Whether no request is with the registry or being streamed (`answer` is `.ready`), matched without copying.
+    private var isReady: Bool {
+        switch self.state {
+        case .open(.ready, _), .inputClosed(.ready): true
+        default: false
+        }
+    }
+
     /// Whether the next line may be answered now: no request is with the registry or being streamed, and no
     /// Varlink call's replies go on (`callOpen`: Varlink answers calls in order).
     func mayAnswer(callOpen: Bool) -> Bool {
-        !callOpen && self.answer?.isReady == true
+        !callOpen && self.isReady
     }
 
     /// Whether events for this connection alone can still be written.
-    var acceptsEvents: Bool { self.answer != nil }
+    var acceptsEvents: Bool { self.isAnswering }
 
     /// Whether the channel is gone.
     var isEnded: Bool {
@@ -124,7 +141,7 @@ struct ConnectionStateMachine<Line, Chunks> {
 
     /// A line was read.
     mutating func received(_ line: Line, callOpen: Bool) -> Received {
-        guard self.answer != nil else { return .ignored }
+        guard self.isAnswering else { return .ignored }
         guard self.mayAnswer(callOpen: callOpen), self.queued.isEmpty else {
             self.queued.append(line)
             return .queued
@@ -140,21 +157,24 @@ struct ConnectionStateMachine<Line, Chunks> {
 
     /// A line longer than the limit: its error is the connection's last answer, and the connection closes.
     mutating func lineTooLong() {
-        guard self.answer != nil else { return }
+        guard self.isAnswering else { return }
         self.state = .closing
         self.queued.removeAll()
     }
 
     /// The request being answered went to the registry: later lines wait for it.
     mutating func requestPending() {
-        guard self.answer?.isReady == true else { return }
+        guard self.isReady else { return }
         self.setAnswer(.withRegistry)
     }
 
     /// The registry finished the request: true when its answer is to be written, false when it goes nowhere (the
     /// connection ended meanwhile).
     mutating func registryFinished() -> Bool {
-        guard case .withRegistry = self.answer else { return false }
+        switch self.state {
+        case .open(.withRegistry, _), .inputClosed(.withRegistry): break
+        default: return false
+        }
         self.setAnswer(.ready)
         return true
     }
@@ -165,7 +185,7 @@ struct ConnectionStateMachine<Line, Chunks> {
     /// when another request is under way, or the connection is subscribed: its events are written by another task, so
     /// the answer must go in one write, so that no event lands inside it.
     mutating func startStreaming(_ chunks: Chunks) -> Bool {
-        guard self.subscription == nil, self.answer?.isReady == true else { return false }
+        guard self.subscription == nil, self.isReady else { return false }
         self.setAnswer(.streaming(chunks, held: []))
         return true
     }

@@ -10,7 +10,9 @@ package struct Reply: Sendable {
     package enum Body: Sendable {
         /// The result object, as JSON.
         case result([UInt8])
-        case failure(ResponseError)
+        /// Indirect: an error is rare, and a reply is copied on every answer's way out, as one word rather than the
+        /// error's four fields.
+        indirect case failure(ResponseError)
     }
 
     package var id: RequestID?
