@@ -205,7 +205,7 @@ struct ProtocolTests {
                 "/usr/bin/socat",
                 socat,
                 stdin: "{\"method\":\"list_users\"}\n",
-                timeout: .seconds(90)
+                timeout: .seconds(300)
             )
             #expect(big.status == 0)
             let lines = big.stdout.split(separator: "\n")
@@ -217,7 +217,7 @@ struct ProtocolTests {
                 "/usr/bin/socat",
                 socat,
                 stdin: "{\"method\":\"status\"}",
-                timeout: .seconds(90)
+                timeout: .seconds(300)
             )
             #expect(unterminated.status == 0)
             let status = try JSONDecoder().decode(JSONValue.self, from: Data(unterminated.stdout.utf8))
@@ -227,9 +227,12 @@ struct ProtocolTests {
 
     @Test func socatCanQueryTheDaemon() async throws {
         try await DaemonProcess.with { daemon in
+            // `-t 60`: socat waits for the answers after its input ended until the daemon closes the connection (it
+            // does once both are answered); 60 s is a hang guard. socat's own 0.5 s default would make the test
+            // depend on how fast the login is.
             let output = try await runProcess(
                 "/usr/bin/socat",
-                ["-", "UNIX-CONNECT:\(daemon.socketPath)"],
+                ["-t", "60", "-", "UNIX-CONNECT:\(daemon.socketPath)"],
                 stdin:
                     "{\"method\":\"current_user\"}\n{\"method\":\"login\",\"params\":{\"credentials\":{\"type\":\"anonymous\"}}}\n"
             )
