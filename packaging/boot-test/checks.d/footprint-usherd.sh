@@ -1,18 +1,21 @@
 #!/bin/sh
 # Issue 25: the installed daemon and the package are sized for a device: no Foundation (beyond FoundationEssentials)
 # and no ICU linked into usherd, nothing of the Swift toolchain among the libraries it loads, and usherd and the
-# package no larger than this release made them (32,700,000 bytes stripped, the CLI included: usherd is the CLI too,
+# package no larger than this release made them (33,000,000 bytes stripped, the CLI included: usherd is the CLI too,
 # installed as usher; the package's Installed-Size 35,000 KiB, issue 25's target), so that a change that brings
 # Foundation or ICU back, links libcurl or another HTTP stack again, ships the CLI as a second binary again, or grows
 # the daemon, fails here. Issue 25's target for usherd, 20,000,000 bytes, is not met (docs/performance.md, "Footprint");
-# this check says by how much. Run by the package boot test inside the booted container, as root; changes nothing;
+# this check says by how much. Issue 39 raised the limit from 32,700,000: its changes together (the protocol's types
+# generated from the interface file, every request Codable as it asks; DPoP signed with jwt-kit; the CLI's programs
+# started through swift-subprocess; the connection's state machine) made usherd 245,664 bytes larger (32,657,576 to
+# 32,903,240 stripped), not measured change by change. Run by the package boot test inside the booted container, as root; changes nothing;
 # every failure is listed before it exits.
 # footprint-usher.sh checks that the CLI is this file under another name.
 set -u
 say() { echo "footprint-usherd: $*"; }
 fail() { say "FAIL: $*"; exit 1; }
 binary=/usr/bin/usherd
-limit=32700000
+limit=33000000
 installed_limit=35000
 target=20000000
 
