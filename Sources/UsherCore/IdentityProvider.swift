@@ -170,8 +170,9 @@ package enum ProviderError: Error, Sendable, Equatable {
     case invalidCredentials(String)
     /// The provider does not accept this credential type (or it is turned off).
     case unsupportedCredentials(String)
-    /// The request's parameters are malformed (missing field, wrong type, bad email).
-    case invalidParams(String)
+    /// The request's parameters are malformed (missing field, wrong type, bad email): `parameter` names the one at
+    /// fault (`email`, `credentials`), as Varlink's `InvalidParameter` reports it.
+    case invalidParams(parameter: String, String)
     /// Registration: the account exists.
     case accountExists
     /// Registration is turned off.

@@ -76,6 +76,7 @@ extension LocalProvider {
         }
         guard let name = credentials["issuer"]?.stringValue else {
             throw ProviderError.invalidParams(
+                parameter: "credentials",
                 "access_token credentials need a string issuer (a configured issuer's name)"
             )
         }
@@ -86,7 +87,10 @@ extension LocalProvider {
             )
         }
         guard let token = credentials["token"]?.stringValue, !token.isEmpty, token.utf8.count <= 16 * 1024 else {
-            throw ProviderError.invalidParams("access_token credentials need a token: a string of 1 to 16384 bytes")
+            throw ProviderError.invalidParams(
+                parameter: "credentials",
+                "access_token credentials need a token: a string of 1 to 16384 bytes"
+            )
         }
         let answer = try await self.checkAccessToken(token, with: issuer)
         let configuration = issuer.configuration

@@ -17,7 +17,10 @@ extension LocalProvider {
                     || [UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ".")].contains(byte)
             })
         else {
-            throw ProviderError.invalidParams("params.name must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', '-'")
+            throw ProviderError.invalidParams(
+                parameter: "name",
+                "params.name must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', '-'"
+            )
         }
         let key = "usher_" + SecureRandom.token(byteCount: 32)
         let createdAt = self.clock.now()
@@ -29,7 +32,7 @@ extension LocalProvider {
                 keyHash: SecureRandom.sha256(key),
                 createdAt: createdAt
             )
-        else { throw ProviderError.invalidParams("an API key named \"\(name)\" exists already") }
+        else { throw ProviderError.invalidParams(parameter: "name", "an API key named \"\(name)\" exists already") }
         return (key, createdAt)
     }
 

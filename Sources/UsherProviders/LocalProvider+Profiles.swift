@@ -47,33 +47,39 @@ extension LocalProvider: ProfileReading, ProfileEditing {
     /// A value `update_profile` accepts for `name`: a string of the claim's shape, or null or "" to remove it.
     package static func checkedProfileValue(_ name: String, _ value: JSONValue) throws(ProviderError) -> JSONValue {
         guard let limit = Self.editableProfileClaims[name] else {
-            throw .invalidParams("update_profile sets name, picture and locale, not \(name)")
+            throw .invalidParams(parameter: name, "update_profile sets name, picture and locale, not \(name)")
         }
         let text: String
         switch value {
         case .null: return .null
         case .string(let string): text = string
-        default: throw .invalidParams("params.\(name) must be a string or null")
+        default: throw .invalidParams(parameter: name, "params.\(name) must be a string or null")
         }
         if text.isEmpty { return .null }
-        guard text.utf8.count <= limit else { throw .invalidParams("params.\(name) is longer than \(limit) bytes") }
+        guard text.utf8.count <= limit else {
+            throw .invalidParams(parameter: name, "params.\(name) is longer than \(limit) bytes")
+        }
         guard !text.containsControlCharacters else {
-            throw .invalidParams("params.\(name) contains a control character (such as a line break)")
+            throw .invalidParams(parameter: name, "params.\(name) contains a control character (such as a line break)")
         }
         switch name {
         case "picture":
             guard UserClaims.isWebURL(text) else {
                 throw .invalidParams(
+                    parameter: name,
                     "params.picture must be an https:// URL with a host, of URL characters only (others percent-encoded)"
                 )
             }
         case "locale":
             guard Self.isLanguageTag(text) else {
-                throw .invalidParams("params.locale must be a BCP 47 language tag such as en or pt-BR")
+                throw .invalidParams(parameter: name, "params.locale must be a BCP 47 language tag such as en or pt-BR")
             }
         default:
             guard !UserClaims.isInvisible(text) else {
-                throw .invalidParams("params.name is blank (only spaces or characters that show nothing)")
+                throw .invalidParams(
+                    parameter: name,
+                    "params.name is blank (only spaces or characters that show nothing)"
+                )
             }
         }
         return .string(text)

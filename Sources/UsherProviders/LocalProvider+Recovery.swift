@@ -61,7 +61,7 @@ extension LocalProvider: AccountRecovering {
     }
 
     package func resetPassword(email: String, newPassword: String) async throws -> PasswordReset {
-        try Self.validatePassword(newPassword)
+        try Self.validatePassword(newPassword, parameter: "new_password")
         guard let account = try await self.database.localAccount(provider: self.name, email: email) else {
             throw ProviderError.invalidCredentials("no account of provider \(self.name) has this email")
         }
@@ -88,7 +88,7 @@ extension LocalProvider: AccountRecovering {
                 now: self.clock.now()
             )
         else { throw ProviderError.invalidToken(LocalPasswordReset.invalidToken) }
-        try Self.validatePassword(newPassword)
+        try Self.validatePassword(newPassword, parameter: "new_password")
         // The token is consumed by the write, in the registry's transaction; used meanwhile, the write fails it.
         return PasswordReset(
             subject: account.id,

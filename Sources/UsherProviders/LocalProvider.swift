@@ -113,7 +113,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
     package func register(email: String, password: String) async throws -> String {
         guard self.configuration.allowRegistration else { throw ProviderError.registrationDisabled }
         let email = try Self.validatedEmail(email)
-        try Self.validatePassword(password)
+        try Self.validatePassword(password, parameter: "password")
         let account = LocalAccount(
             id: SecureRandom.hex(SecureRandom.bytes(count: 16)),
             email: email,
@@ -136,7 +136,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         guard await self.hasher.verify(oldPassword, against: account.passwordHash) else {
             throw ProviderError.invalidCredentials("wrong email or password")
         }
-        try Self.validatePassword(newPassword)
+        try Self.validatePassword(newPassword, parameter: "new_password")
         let hash = try await self.hasher.hash(newPassword)
         guard try await self.database.setLocalPassword(provider: self.name, id: account.id, passwordHash: hash) else {
             // Deleted between the check and the write.
@@ -150,14 +150,16 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
             !trimmed.contains(where: { $0.isWhitespace || $0.isNewline }), !trimmed.containsControlCharacters
-        else { throw .invalidParams("params.email is not a valid email address") }
+        else { throw .invalidParams(parameter: "email", "params.email is not a valid email address") }
         // Stored and shown composed (NFC), so that canonically equivalent spellings show as the same bytes.
         return EmailAddress.composed(trimmed)
     }
 
-    static func validatePassword(_ password: String) throws(ProviderError) {
+    /// - Parameter parameter: the request's parameter that carried it (`password`, `new_password`).
+    static func validatePassword(_ password: String, parameter: String) throws(ProviderError) {
         guard (Self.minimumPasswordLength...Self.maximumPasswordLength).contains(password.count) else {
             throw .invalidParams(
+                parameter: parameter,
                 "the password must be \(Self.minimumPasswordLength) to \(Self.maximumPasswordLength) characters long"
             )
         }
@@ -170,7 +172,12 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
         switch type {
         case CredentialType.emailPassword:
             guard let email = credentials["email"]?.stringValue, let password = credentials["password"]?.stringValue
-            else { throw ProviderError.invalidParams("email_password credentials need string email and password") }
+            else {
+                throw ProviderError.invalidParams(
+                    parameter: "credentials",
+                    "email_password credentials need string email and password"
+                )
+            }
             guard let account = try await self.database.localAccount(provider: self.name, email: email) else {
                 // Spend the same time as a wrong password, so a probe cannot tell which emails have accounts.
                 _ = try? await self.hasher.hash(password)
@@ -195,7 +202,7 @@ package struct LocalProvider: IdentityProvider, AccountRegistering, APIKeyManagi
             return try await self.openSession(subject: subject, kind: type, email: nil)
         case CredentialType.apiKey:
             guard let key = credentials["key"]?.stringValue else {
-                throw ProviderError.invalidParams("api_key credentials need a string key")
+                throw ProviderError.invalidParams(parameter: "credentials", "api_key credentials need a string key")
             }
             guard
                 let subject = try await self.database.apiKeySubject(

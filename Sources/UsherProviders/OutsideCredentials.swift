@@ -137,7 +137,7 @@ extension LocalProvider {
             )
         }
         guard let token = credentials["token"]?.stringValue else {
-            throw ProviderError.invalidParams("jwt credentials need a string token")
+            throw ProviderError.invalidParams(parameter: "credentials", "jwt credentials need a string token")
         }
         let claims = try await Self.verify(token, with: issuer, nonce: nil, what: "JWT")
         let subject = try Self.subject(claims, claim: issuer.configuration.subjectClaim, what: "JWT")
@@ -161,7 +161,10 @@ extension LocalProvider {
             )
         }
         guard let name = credentials["issuer"]?.stringValue else {
-            throw ProviderError.invalidParams("id_token credentials need a string issuer (a configured issuer's name)")
+            throw ProviderError.invalidParams(
+                parameter: "credentials",
+                "id_token credentials need a string issuer (a configured issuer's name)"
+            )
         }
         guard let issuer = self.outside.idTokenIssuers[name] else {
             throw ProviderError.unsupportedCredentials(
@@ -170,13 +173,17 @@ extension LocalProvider {
             )
         }
         guard let token = credentials["token"]?.stringValue else {
-            throw ProviderError.invalidParams("id_token credentials need a string token")
+            throw ProviderError.invalidParams(parameter: "credentials", "id_token credentials need a string token")
         }
         let nonce: String?
         switch credentials["nonce"] {
         case nil, .null?: nonce = nil
         case .string(let value)?: nonce = value
-        default: throw ProviderError.invalidParams("the nonce of id_token credentials must be a string")
+        default:
+            throw ProviderError.invalidParams(
+                parameter: "credentials",
+                "the nonce of id_token credentials must be a string"
+            )
         }
         let claims = try await Self.verify(token, with: issuer, nonce: nonce, what: "ID token")
         let subject = try Self.subject(claims, claim: "sub", what: "ID token")
@@ -200,7 +207,7 @@ extension LocalProvider {
             )
         }
         guard case .object(let payload)? = credentials["payload"] else {
-            throw ProviderError.invalidParams("function credentials need an object payload")
+            throw ProviderError.invalidParams(parameter: "credentials", "function credentials need an object payload")
         }
         let verdict = try await function.decide(payload: payload)
         return try await self.openSession(

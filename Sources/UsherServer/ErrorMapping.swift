@@ -112,9 +112,7 @@ extension ResponseError {
             switch error {
             case .invalidCredentials(let message): self.init(.invalidCredentials, message)
             case .unsupportedCredentials(let message): self.init(.unsupportedCredentials, message)
-            case .invalidParams(let message):
-                // A provider names the parameter at fault first in its message (`params.email is not ...`).
-                self = ParamsDecoder.invalid(Self.parameter(namedIn: message), message)
+            case .invalidParams(let parameter, let message): self = ParamsDecoder.invalid(parameter, message)
             case .accountExists: self.init(.accountExists, "an account with this email exists already")
             case .registrationDisabled: self.init(.registrationDisabled, "registration is turned off for this provider")
             case .unavailable(let message): self.init(.providerUnavailable, message)
@@ -136,15 +134,5 @@ extension ResponseError {
             logger.error("request failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])
             self.init(.internal, "internal error; see the daemon's log")
         }
-    }
-}
-
-extension ResponseError {
-    /// The parameter a provider's `invalid_params` message is about: `params.NAME …`; the whole parameters object
-    /// when it names none.
-    static func parameter(namedIn message: String) -> String {
-        guard message.hasPrefix("params.") else { return "parameters" }
-        let name = message.dropFirst("params.".count).prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }
-        return name.isEmpty ? "parameters" : String(name)
     }
 }

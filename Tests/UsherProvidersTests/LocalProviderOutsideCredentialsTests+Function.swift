@@ -59,7 +59,7 @@ extension LocalProviderOutsideCredentialsTests {
             #expect(await Self.failure(provider, Self.function("refuse")) == .invalidCredentials("no such badge"))
             #expect(
                 await Self.failure(provider, ["type": "function", "payload": "not an object"])
-                    == .invalidParams("function credentials need an object payload")
+                    == .invalidParams(parameter: "credentials", "function credentials need an object payload")
             )
         }
     }

@@ -112,7 +112,10 @@ extension LocalProviderOutsideCredentialsTests {
             }
             #expect(
                 await Self.failure(provider, ["type": "id_token", "token": "x.y.z"])
-                    == .invalidParams("id_token credentials need a string issuer (a configured issuer's name)")
+                    == .invalidParams(
+                        parameter: "credentials",
+                        "id_token credentials need a string issuer (a configured issuer's name)"
+                    )
             )
         }
     }

@@ -143,7 +143,7 @@ extension LocalProviderOutsideCredentialsTests {
             }
             #expect(
                 await Self.failure(fixture.provider, ["type": "jwt"])
-                    == .invalidParams("jwt credentials need a string token")
+                    == .invalidParams(parameter: "credentials", "jwt credentials need a string token")
             )
         }
     }

@@ -67,7 +67,9 @@ struct LocalProviderTests {
             await #expect(throws: ProviderError.accountExists) {
                 try await provider.register(email: "alice@example.COM", password: "another1")
             }
-            await #expect(throws: ProviderError.invalidParams("params.email is not a valid email address")) {
+            await #expect(
+                throws: ProviderError.invalidParams(parameter: "email", "params.email is not a valid email address")
+            ) {
                 try await provider.register(email: "not-an-email", password: "secret1")
             }
             let login = try await provider.authenticate(credentials: Self.emailPassword("ALICE@example.com", "secret1"))

@@ -167,7 +167,7 @@ extension OIDCProviderTests {
     @Test func deviceCodeCredentialsPointToLoginBegin() async throws {
         try await OIDCFixture.with { fixture in
             guard
-                case .invalidParams(let message)? = await Self.providerError({
+                case .invalidParams(_, let message)? = await Self.providerError({
                     try await fixture.provider().authenticate(credentials: ["type": "device_code"])
                 })
             else {

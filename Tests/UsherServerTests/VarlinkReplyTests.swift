@@ -1,4 +1,6 @@
+import Logging
 import Testing
+import UsherCore
 import UsherProtocol
 
 @testable import UsherServer
@@ -56,8 +58,13 @@ struct VarlinkReplyTests {
         // An error without a parameter (none of the decoder's) names the whole parameters object.
         let bare = Reply.failure(id: nil, ResponseError(.invalidParams, "something about the parameters"))
         #expect(self.text(VarlinkReply.from(bare)) == expected("parameters"))
-        #expect(ResponseError.parameter(namedIn: "params.email is not a valid email address") == "email")
-        #expect(ResponseError.parameter(namedIn: "email_password credentials need ...") == "parameters")
+        // A provider names the parameter its refusal is about, whatever its message says.
+        let provider = ResponseError(
+            mapping: ProviderError.invalidParams(parameter: "credentials", "jwt credentials need a string token"),
+            logger: Logger(label: "test")
+        )
+        #expect(provider.code == .invalidParams && provider.message == "jwt credentials need a string token")
+        #expect(self.text(VarlinkReply.from(.failure(id: nil, provider))) == expected("credentials"))
     }
 
     @Test func aLongAnswerWrittenInPiecesIsOneReply() {

@@ -88,7 +88,7 @@ struct FunctionHook: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let encoded = try? encoder.encode(JSONValue.object(payload)) else {
-            throw .invalidParams("params.credentials.payload cannot be encoded as JSON")
+            throw .invalidParams(parameter: "credentials", "params.credentials.payload cannot be encoded as JSON")
         }
         let input = Array(encoded) + [UInt8(ascii: "\n")]
         let arguments = self.configuration.command

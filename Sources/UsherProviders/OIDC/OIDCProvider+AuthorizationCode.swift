@@ -30,6 +30,7 @@ extension OIDCProvider {
         if let requested {
             guard let parsed = LoopbackRedirect(requested), configured.admits(parsed) else {
                 throw ProviderError.invalidParams(
+                    parameter: "redirect_uri",
                     "params.redirect_uri must match the configured \(self.configuration.redirectURI) (any port when "
                         + "it is 0)"
                 )

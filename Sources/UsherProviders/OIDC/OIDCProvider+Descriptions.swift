@@ -19,7 +19,7 @@ extension OIDCProvider {
         case let error as ProviderError:
             switch error {
             case .unavailable(let message), .sessionRevoked(let message), .invalidCredentials(let message),
-                .unsupportedCredentials(let message), .invalidParams(let message), .accessDenied(let message),
+                .unsupportedCredentials(let message), .invalidParams(_, let message), .accessDenied(let message),
                 .expiredToken(let message), .misconfigured(let message), .rejected(_, let message),
                 .invalidToken(let message):
                 message

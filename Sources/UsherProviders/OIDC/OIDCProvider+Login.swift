@@ -17,7 +17,7 @@ extension OIDCProvider {
         let kind = credentials["type"]?.stringValue ?? ""
         func field(_ key: String) throws(ProviderError) -> String {
             guard case .string(let value)? = credentials[key], !value.isEmpty else {
-                throw .invalidParams("\(kind) credentials need a non-empty string \(key)")
+                throw .invalidParams(parameter: "credentials", "\(kind) credentials need a non-empty string \(key)")
             }
             return value
         }
@@ -54,6 +54,7 @@ extension OIDCProvider {
             return try await self.authentication(from: response, kind: kind, nonce: nil, discovered)
         case Kind.deviceCode:
             throw ProviderError.invalidParams(
+                parameter: "credentials",
                 "device logins start with login_begin {\"type\": \"device_code\"} and finish with login_wait"
             )
         default:
@@ -73,6 +74,7 @@ extension OIDCProvider {
         if type.hasPrefix("urn:") { return type }
         guard ["jwt", "id_token", "access_token", "refresh_token", "saml1", "saml2"].contains(type) else {
             throw .invalidParams(
+                parameter: "credentials",
                 "subject_token_type must be a token type URI (RFC 8693) or one of jwt, id_token, access_token, "
                     + "refresh_token"
             )
