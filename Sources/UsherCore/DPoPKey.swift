@@ -2,12 +2,6 @@ import Crypto
 internal import JWTKit
 import UsherProtocol
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A session's DPoP key (RFC 9449): the P-256 key pair the session's tokens are bound to, made by the daemon when the
 /// session opens and kept only inside it.
 ///
@@ -109,13 +103,7 @@ package struct DPoPKey: Sendable, Hashable {
         var header = JWTHeader()
         header.typ = "dpop+jwt"
         header.jwk = ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(self.x), "y": .string(self.y)]
-        // Written with sorted keys and unescaped slashes (`htu` is a URL), as usher's other tokens are.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // A new collection per proof: jwt-kit's is an actor, and a key is added to it with an await. It costs an
-        // allocation; the signature costs far more.
-        let keys = await JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
-            .add(ecdsa: try ES256PrivateKey(backing: self.parts.key))
+        let keys = await JWTSigning.keys(try ES256PrivateKey(backing: self.parts.key))
         return try await keys.sign(claims, header: header)
     }
 

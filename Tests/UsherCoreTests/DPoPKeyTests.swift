@@ -57,6 +57,25 @@ struct DPoPKeyTests {
         #expect(key.thumbprint == Self.base64URL(SHA256.hash(data: Data(canonical.utf8))))
     }
 
+    /// Header and claims are written as usher writes JSON (`JWTSigning`): sorted keys, and the URL's slashes as they
+    /// are, so that the proof carries `htu` byte for byte as the request's URL.
+    @Test func aProofIsWrittenWithSortedKeysAndUnescapedSlashes() async throws {
+        let proof = try await DPoPKey.generate().proof(
+            method: "GET",
+            url: "https://api.example.com/v1/items",
+            nonce: "n-1",
+            accessToken: "the-token",
+            issuedAt: Timestamp(millisecondsSinceEpoch: 1_800_000_000_000)
+        )
+        let header = String(decoding: try #require(Self.bytes(proof, 0)), as: UTF8.self)
+        let claims = String(decoding: try #require(Self.bytes(proof, 1)), as: UTF8.self)
+        #expect(header.hasPrefix(#"{"alg":"ES256","jwk":{"crv":"P-256","kty":"EC","x":"#))
+        #expect(header.hasSuffix(#""},"typ":"dpop+jwt"}"#))
+        #expect(claims.hasPrefix(#"{"ath":""#))
+        #expect(claims.contains(#","htm":"GET","htu":"https://api.example.com/v1/items","iat":1800000000,"jti":""#))
+        #expect(claims.hasSuffix(#"","nonce":"n-1"}"#))
+    }
+
     @Test func everyProofHasItsOwnJTIAndATokenRequestHasNoATH() async throws {
         let key = DPoPKey.generate()
         let now = Timestamp(millisecondsSinceEpoch: 1_800_000_000_000)

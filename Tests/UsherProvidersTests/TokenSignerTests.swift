@@ -42,6 +42,15 @@ import Darwin
         #expect(header == ["alg": "ES256", "typ": "JWT", "kid": .string(signer.keyID)])
     }
 
+    /// Claims are written as usher writes JSON (`JWTSigning`): sorted keys, and a URL's slashes as they are.
+    @Test func claimsAreWrittenWithSortedKeysAndUnescapedSlashes() async throws {
+        let token = try await signer.sign(claims: ["sub": "alice", "iss": "https://id.example.com/", "aud": "api"])
+        let payload = try #require(Base64URL.decode(String(token.split(separator: ".")[1])))
+        #expect(
+            String(decoding: payload, as: UTF8.self) == #"{"aud":"api","iss":"https://id.example.com/","sub":"alice"}"#
+        )
+    }
+
     @Test func signatureIsRawRAndSVerifiableBySwiftCrypto() async throws {
         let privateKey = P256.Signing.PrivateKey()
         let token = try await TokenSigner(privateKey: privateKey).sign(claims: ["sub": "alice"])

@@ -47,16 +47,9 @@ package struct TokenSigner: Sendable {
         self.key = try! ES256PrivateKey(backing: privateKey)
     }
 
-    /// A jwt-kit key collection holding only this signer's key, under `keyID`.
-    ///
-    /// A new one per call: jwt-kit's collection is an actor, and adding a key to it needs an await that this
-    /// synchronous initialiser cannot make. A collection costs an allocation; the signature costs far more.
+    /// A jwt-kit key collection holding only this signer's key, under `keyID` (`JWTSigning`).
     private func keys() async -> JWTKeyCollection {
-        // Claims (and the header) are written with sorted keys and unescaped slashes, as usher always wrote them.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return await JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
-            .add(ecdsa: self.key, kid: JWKIdentifier(string: self.keyID))
+        await JWTSigning.keys(self.key, keyID: self.keyID)
     }
 
     // MARK: Tokens
