@@ -77,8 +77,7 @@ package struct PackedTokens: Sendable, Hashable {
             var end = start
             while end < utf8.count, utf8[end] != UInt8(ascii: ".") { end += 1 }
             let segment = UnsafeBufferPointer(rebasing: utf8[start..<end])
-            // A base64url text of 4k+1 characters has a dangling 6 bits that no byte string encodes to.
-            guard segment.count % 4 != 1 else { return false }
+            // `Base64URL.decode` refuses what no byte string encodes to (4k+1 characters, stray bits).
             Self.appendVarint(segment.count, to: &bytes)
             guard Base64URL.decode(segment, into: &bytes) else { return false }
             start = end + 1

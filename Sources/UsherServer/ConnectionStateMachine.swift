@@ -41,10 +41,6 @@ struct ConnectionStateMachine<Line, Chunks> {
         /// The handler is writing pieces of the streamed answer now (`takeStream()`): a writability change in the
         /// middle of it finds nothing to write.
         case writing(held: [[UInt8]])
-
-        var isReady: Bool {
-            if case .ready = self { true } else { false }
-        }
     }
 
     /// What the handler does with a line it read.

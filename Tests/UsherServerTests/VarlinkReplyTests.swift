@@ -114,12 +114,12 @@ struct VarlinkReplyTests {
     }
 
     @Test func everyMethodAndErrorCodeHasItsVarlinkName() {
-        #expect(SessionInterface.member(of: .currentUser) == "CurrentUser")
-        #expect(SessionInterface.member(of: .createAPIKey) == "CreateApiKey")
+        #expect(Method.currentUser.varlinkName == "CurrentUser")
+        #expect(Method.createAPIKey.varlinkName == "CreateApiKey")
         #expect(SessionInterface.methods.count == Method.allCases.count)
         for method in Method.allCases {
-            #expect(SessionInterface.methods[SessionInterface.member(of: method)] == method)
-            #expect(SessionInterface.description.contains("method \(SessionInterface.member(of: method))("))
+            #expect(SessionInterface.methods[method.varlinkName] == method)
+            #expect(SessionInterface.description.contains("method \(method.varlinkName)("))
         }
         for code in ErrorCode.all where code != .invalidParams && code != .unknownMethod {
             let name = SessionInterface.errorName(code)

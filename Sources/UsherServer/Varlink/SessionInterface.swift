@@ -15,9 +15,6 @@ enum SessionInterface {
         uniqueKeysWithValues: Method.allCases.map { ($0.varlinkName, $0) }
     )
 
-    /// The Varlink name of a method: `CurrentUser` for `current_user`.
-    static func member(of method: Method) -> String { method.varlinkName }
-
     /// The qualified Varlink error name of an error code: `io.usher.Session.UserNotFound` for `user_not_found`. A code
     /// the interface does not declare (none is sent on this socket) is `Internal`.
     static func errorName(_ code: ErrorCode) -> String { Self.name + "." + (code.varlinkName ?? "Internal") }
