@@ -1,12 +1,8 @@
-import Crypto
 import Logging
-import NIOPosix
 import Testing
 import UsherCore
 import UsherProtocol
-import UsherProviders
 import UsherServer
-import UsherStore
 import UsherTestSupport
 
 /// Reads answered from the published state, on the event loop, are audited by the dispatcher when the method table
@@ -14,27 +10,8 @@ import UsherTestSupport
 @Suite(.timeLimit(.minutes(1)))
 struct ReadAuditTests {
     @Test func aTokenReadFromThePublishedStateIsAuditedAndAListIsNot() async throws {
-        let pool = NIOThreadPool(numberOfThreads: 1)
-        pool.start()
-        let database = try AppDatabase.inMemory()
-        let clock = ManualClock()
-        let provider = LocalProvider(
-            name: "local",
-            configuration: LocalProviderConfiguration(issuer: "usherd:local"),
-            database: database,
-            signer: TokenSigner(privateKey: P256.Signing.PrivateKey()),
-            hasher: PasswordHasher(threadPool: pool, parameters: .init(logN: 4, blockSize: 1, parallelism: 1)),
-            clock: clock
-        )
         let records = LogRecorder()
-        let registry = SessionRegistry(
-            store: database,
-            providers: [provider],
-            defaultProvider: "local",
-            clock: clock,
-            logger: Logger(label: "registry", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        try await registry.load()
+        let registry = try await InProcessServer.makeRegistry()
         let audit = AuditLog(now: TestTime().source)
         let dispatcher = Dispatcher(
             registry: registry,
@@ -74,6 +51,5 @@ struct ReadAuditTests {
         #expect(read.first?.metadata["outcome"] == "ok")
         #expect(read.first?.metadata["user.id"]?.hasPrefix("u_") == true)
         #expect(read.first?.metadata["token.expires_at"] != nil)
-        try await pool.shutdownGracefully()
     }
 }
