@@ -34,8 +34,6 @@ let package = Package(
         .executableTarget(name: "UsherInterfaceGenerator", swiftSettings: strict),
         /// Generates `usherVersion` from the VERSION file for the two binaries (see the plugin's doc comment).
         .plugin(name: "VersionPlugin", capability: .buildTool()),
-        /// Embeds the Varlink interface definition (varlink/io.usher.Session.varlink) in the server, which serves it.
-        .plugin(name: "VarlinkInterfacePlugin", capability: .buildTool()),
         .target(
             name: "UsherFraming",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
@@ -121,7 +119,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict,
-            plugins: ["VarlinkInterfacePlugin", "UsherInterfacePlugin"]
+            plugins: ["UsherInterfacePlugin"]
         ),
         /// SQLite's C API, from the system's libsqlite3, opened with dlopen when the store first opens a database (its
         /// header says why): the store's typed layer over it is Sources/UsherStore/SQLite.

@@ -3,7 +3,8 @@ import PackagePlugin
 
 /// Generates `UsherInterface.swift` (the `Method` enum, the error codes, and every request, result and type of the
 /// interface) from `varlink/io.usher.Session.varlink` with the `UsherInterfaceGenerator` tool, for UsherProtocol; and
-/// for UsherServer, `MethodTable.swift` (which handler answers each method).
+/// for UsherServer, `MethodTable.swift` (which handler answers each method, and the interface's text, which the server
+/// serves byte for byte and `make install` installs: the interface has exactly one home, that file).
 /// The interface file is the command's input: editing it regenerates the code and rebuilds what uses it. Nobody edits
 /// the generated file; it lives in the plugin's work directory, not in the source tree.
 @main

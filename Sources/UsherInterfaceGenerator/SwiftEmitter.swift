@@ -47,8 +47,9 @@ struct SwiftEmitter {
 
     /// The server's `MethodHandler.for(_:)`: each method's handler is the static `MethodHandler` named as its `Method`
     /// case, declared in its own file of Sources/UsherServer/Methods. Exhaustive, with no `default`: a method of the
-    /// interface without a handler does not compile.
-    mutating func emitMethodTable() -> String {
+    /// interface without a handler does not compile. And the interface's text (`source`), byte for byte, which the
+    /// server answers `GetInterfaceDescription` with.
+    mutating func emitMethodTable(source: String) -> String {
         self.line("// Generated from varlink/\(self.interface.name).varlink by UsherInterfaceGenerator: do not edit.")
         self.line("import UsherProtocol")
         self.line("")
@@ -63,6 +64,14 @@ struct SwiftEmitter {
         self.line("        }")
         self.line("    }")
         self.line("}")
+        self.line("")
+        // A raw string with one more `#` than any run of them after a quote in the text, so that no text ends it.
+        var delimiter = "#"
+        while source.contains("\"" + delimiter) { delimiter += "#" }
+        self.line("/// The interface definition, as the file holds it.")
+        self.line("package let sessionInterfaceDescription = \(delimiter)\"\"\"")
+        self.lines.append(contentsOf: source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        self.line("\"\"\"\(delimiter)")
         return self.lines.joined(separator: "\n") + "\n"
     }
 
