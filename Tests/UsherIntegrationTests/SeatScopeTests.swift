@@ -125,6 +125,18 @@ struct SeatScopeTests {
                 method: "remove_user",
                 params: ["user_id": rhea, "seat": "rear-left"]
             ),
+            Attempt(
+                description: "the driver's identities by seat",
+                method: "list_identities",
+                params: ["seat": "driver"]
+            ),
+            Attempt(description: "the default seat's identities", method: "list_identities", params: [:]),
+            Attempt(description: "the driver's identities by id", method: "list_identities", params: ["user_id": dan]),
+            Attempt(
+                description: "the identities of a user on no seat",
+                method: "list_identities",
+                params: ["user_id": nora]
+            ),
             Attempt(description: "list every user", method: "list_users", params: ["seat": "rear-left"]),
             Attempt(description: "list every seat", method: "list_seats", params: ["seat": "rear-left"]),
             Attempt(description: "the daemon's status", method: "status", params: ["seat": "rear-left"]),
@@ -182,6 +194,10 @@ struct SeatScopeTests {
                 try await rear.result("current_user", ["seat": "rear-left"])["user"]?["id"]?.stringValue == ids["rhea"]
             )
             #expect(try await rear.result("access_token", ["seat": "rear-left"])["user_id"]?.stringValue == ids["rhea"])
+            #expect(
+                try await rear.result("list_identities", ["seat": "rear-left"])["user_id"]?.stringValue == ids["rhea"]
+            )
+            #expect(try await rear.result("list_identities", ["user_id": .string(ids["rhea"]!)])["user_id"] != nil)
             #expect(try await rear.result("access_token", ["user_id": .string(ids["rhea"]!)])["user_id"] != nil)
             _ = try await rear.result("refresh", ["seat": "rear-left"])
             let lease = try await rear.result(
